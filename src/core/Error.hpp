@@ -1,0 +1,39 @@
+#pragma once
+// Error types of optistep and the PETSc call check.
+//
+// Two kinds of failure:
+//  - InputError: the user's input is wrong (a scene key, a mesh file, an element).
+//    Thrown identically on every rank (input is validated before anything is written),
+//    so main() can report it once, on rank 0, as one line and exit non-zero.
+//  - anything else (std::runtime_error from OPTISTEP_PETSC, bad_alloc): a failure
+//    that may be local to one rank; main() prints it and calls MPI_Abort.
+#include <petscsys.h>
+
+#include <stdexcept>
+#include <string>
+
+namespace optistep {
+
+/// Bad user input. The message names the file, key or element and what was expected.
+class InputError : public std::runtime_error {
+ public:
+  explicit InputError(const std::string& what) : std::runtime_error(what) {}
+};
+
+/// Throws std::runtime_error naming the failed PETSc call and PETSc's own message.
+[[noreturn]] void ThrowPetscError(PetscErrorCode ierr, const char* call, const char* file,
+                                  int line);
+
+/// Collective: throws the same InputError on every rank of comm if any rank has a
+/// non-empty message (the one of the highest such rank). Used after rank-0-only reads.
+void ThrowIfAnyRank(MPI_Comm comm, const std::string& message);
+
+}  // namespace optistep
+
+/// Checks a PETSc call's error code; on failure throws with the call's text and location.
+#define OPTISTEP_PETSC(call)                                                      \
+  do {                                                                            \
+    PetscErrorCode optistep_ierr_ = (call);                                       \
+    if (PetscUnlikely(optistep_ierr_))                                            \
+      ::optistep::ThrowPetscError(optistep_ierr_, #call, __FILE__, __LINE__);     \
+  } while (0)

@@ -1,0 +1,26 @@
+#pragma once
+// Small helpers shared by the test suites.
+#include <mpi.h>
+
+#include <string>
+
+namespace optistep::test {
+
+/// Path of a file in the source tree (configs/, tests/data/).
+inline std::string SourcePath(const std::string& relative) {
+  return std::string(OPTISTEP_SOURCE_DIR) + "/" + relative;
+}
+
+inline int Rank() {
+  int r = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+
+inline int Size() {
+  int s = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &s);
+  return s;
+}
+
+}  // namespace optistep::test
