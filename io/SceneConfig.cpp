@@ -1,0 +1,597 @@
+// Scene reader: YAML (yaml-cpp) -> SceneConfig, with --set overrides and strict validation.
+//
+// The parser is built from two pieces so that each schema rule is written once:
+//  - Field: one YAML value and its key path ("bodies[0].material.E"); its To() overloads
+//    read one value type each and report "expected X, got Y" against that path;
+//  - MapView: a map whose keys were checked against the allowed list on construction,
+//    with Read (optional key), Require, ExactlyOne and Restrict (keys of one variant).
+// Every rank parses the same text, so every rank throws the same InputError.
+#include "io/SceneConfig.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <Eigen/Geometry>
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "core/Error.hpp"
+
+namespace optistep {
+
+Vec3 TransformConfig::Apply(const Vec3& x) const {
+  constexpr double kPi = 3.14159265358979323846;
+  const Eigen::AngleAxisd R(rotate_angle_deg * kPi / 180.0, rotate_axis.normalized());
+  return R * scale.cwiseProduct(x) + translate;
+}
+
+namespace {
+
+namespace fs = std::filesystem;
+using Names = std::vector<std::string>;
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+std::string FormatNumber(double v) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%g", v);
+  return buffer;
+}
+
+std::string FormatVec(const Vec3& v) {
+  return "[" + FormatNumber(v.x()) + ", " + FormatNumber(v.y()) + ", " + FormatNumber(v.z()) + "]";
+}
+
+std::string Join(const Names& items, const std::string& separator) {
+  std::string out;
+  for (const std::string& item : items) out += (out.empty() ? "" : separator) + item;
+  return out;
+}
+
+/// What a value is, for "got ..." in messages.
+std::string Describe(const YAML::Node& node) {
+  if (!node.IsDefined() || node.IsNull()) return "nothing";
+  if (node.IsScalar()) return "'" + node.Scalar() + "'";
+  if (node.IsSequence())
+    return "a sequence of " + std::to_string(node.size()) + (node.size() == 1 ? " item" : " items");
+  return "a map";
+}
+
+/// Allowed values of a number: an interval, open or closed at each end. Infinite values
+/// are refused unless allow_infinite (and the interval reaches them).
+struct Range {
+  double lo = -kInf;
+  double hi = kInf;
+  bool lo_open = false;
+  bool hi_open = false;
+  bool allow_infinite = false;
+
+  bool Contains(double v) const {
+    if (!allow_infinite && !std::isfinite(v)) return false;
+    return (lo_open ? v > lo : v >= lo) && (hi_open ? v < hi : v <= hi);
+  }
+
+  /// "a positive number", "an integer >= 1", "a number in [0, 0.5)", ...
+  std::string Expected(bool integer) const {
+    const std::string noun = integer ? "an integer" : "a number";
+    if (lo == -kInf && hi == kInf) return noun;
+    if (hi == kInf) {
+      if (lo == 0.0 && lo_open && !integer) return "a positive number";
+      return noun + (lo_open ? " > " : " >= ") + FormatNumber(lo);
+    }
+    return noun + " in " + (lo_open ? "(" : "[") + FormatNumber(lo) + ", " + FormatNumber(hi) +
+           (hi_open ? ")" : "]");
+  }
+};
+
+const Range kAnyNumber{};
+const Range kPositive{0.0, kInf, true};
+const Range kNonNegative{0.0, kInf};
+const Range kPositiveInteger{1.0, kInf};
+
+/// One YAML value of the scene and its key path.
+class Field {
+ public:
+  Field(const std::string& file, YAML::Node node, std::string path)
+      : file_(&file), node_(std::move(node)), path_(std::move(path)) {}
+
+  const YAML::Node& node() const { return node_; }
+  const std::string& path() const { return path_; }
+
+  /// The value of `key` in this map (null or absent counting as the empty map); an absent
+  /// key gives an undefined node. Only for values MapView has checked to be maps.
+  Field Child(const std::string& key) const {
+    const YAML::Node& self = node_;
+    // A copy of an undefined node stays undefined, as YAML::Node() would not (it is null).
+    return Field(*file_, node_.IsDefined() ? self[key] : node_,
+                 path_.empty() ? key : path_ + "." + key);
+  }
+
+  /// "file: path: message"
+  [[noreturn]] void Error(const std::string& message) const {
+    throw InputError(*file_ + ": " + (path_.empty() ? "" : path_ + ": ") + message);
+  }
+  [[noreturn]] void Expected(const std::string& what) const {
+    Error("expected " + what + ", got " + Describe(node_));
+  }
+
+  void To(double& out, const Range& range = kAnyNumber) const {
+    double v = 0.0;
+    if (!node_.IsScalar() || !YAML::convert<double>::decode(node_, v) || !range.Contains(v))
+      Expected(range.Expected(false));
+    out = v;
+  }
+
+  void To(int& out, const Range& range) const {
+    int v = 0;
+    if (!node_.IsScalar() || !YAML::convert<int>::decode(node_, v) || !range.Contains(v))
+      Expected(range.Expected(true));
+    out = v;
+  }
+
+  void To(bool& out) const {
+    if (!node_.IsScalar() || !YAML::convert<bool>::decode(node_, out)) Expected("true or false");
+  }
+
+  void To(std::string& out) const {
+    if (!node_.IsScalar() || node_.Scalar().empty()) Expected("a non-empty string");
+    out = node_.Scalar();
+  }
+
+  /// A string that must be one of `choices`.
+  void To(std::string& out, const Names& choices) const { out = choices[ToChoice(choices)]; }
+
+  /// Index in `choices` of the string value.
+  std::size_t ToChoice(const Names& choices) const {
+    if (node_.IsScalar()) {
+      const auto it = std::find(choices.begin(), choices.end(), node_.Scalar());
+      if (it != choices.end()) return static_cast<std::size_t>(it - choices.begin());
+    }
+    Expected("one of " + Join(choices, ", "));
+  }
+
+  /// A sequence of exactly 3 numbers, each in `range`.
+  void To(Vec3& out, const Range& range = kAnyNumber) const {
+    if (!node_.IsSequence() || node_.size() != 3) Expected("a sequence of 3 numbers");
+    const std::vector<Field> items = Items();
+    for (int i = 0; i < 3; ++i) items[i].To(out[i], range);
+  }
+
+  /// A non-zero 3-vector, normalized.
+  void ToDirection(Vec3& out) const {
+    Vec3 v;
+    To(v);
+    if (v.squaredNorm() == 0.0) Error("expected a non-zero vector, got " + FormatVec(v));
+    out = v.normalized();
+  }
+
+  /// The items of a sequence; absent or null is the empty sequence.
+  std::vector<Field> Items() const {
+    std::vector<Field> items;
+    if (!node_.IsDefined() || node_.IsNull()) return items;
+    if (!node_.IsSequence()) Expected("a sequence");
+    for (const YAML::Node& item : node_)
+      items.emplace_back(*file_, item, path_ + "[" + std::to_string(items.size()) + "]");
+    return items;
+  }
+
+ private:
+  const std::string* file_;
+  YAML::Node node_;
+  std::string path_;
+};
+
+/// A map whose keys are all among `known` (checked on construction); absent or null is
+/// the empty map.
+class MapView {
+ public:
+  MapView(Field self, const Names& known) : self_(std::move(self)) {
+    const YAML::Node& node = self_.node();
+    if (node.IsDefined() && !node.IsNull() && !node.IsMap()) self_.Expected("a map");
+    CheckKeys(known, "unknown key (known: " + Join(known, ", ") + ")");
+  }
+
+  const Field& self() const { return self_; }
+  bool Has(const std::string& key) const { return self_.Child(key).node().IsDefined(); }
+  Field Get(const std::string& key) const { return self_.Child(key); }
+
+  Field Require(const std::string& key) const {
+    if (!Has(key)) Get(key).Error("required key is missing");
+    return Get(key);
+  }
+
+  /// Reads an optional key into `out` (left unchanged when absent); true if present.
+  template <class T, class... Check>
+  bool Read(const std::string& key, T& out, const Check&... check) const {
+    if (!Has(key)) return false;
+    Get(key).To(out, check...);
+    return true;
+  }
+
+  /// Index of the one key of `keys` that is present; an error if none or several are.
+  std::size_t ExactlyOne(const Names& keys) const {
+    Names present;
+    for (const std::string& key : keys)
+      if (Has(key)) present.push_back(key);
+    if (present.size() != 1)
+      self_.Error("expected exactly one of " + Join(keys, ", ") + ", got " +
+                  (present.empty() ? "none" : Join(present, " and ")));
+    return static_cast<std::size_t>(std::find(keys.begin(), keys.end(), present[0]) - keys.begin());
+  }
+
+  /// Narrows the allowed keys to those of one variant (`variant`: "for type sphere").
+  void Restrict(const Names& allowed, const std::string& variant) const {
+    CheckKeys(allowed, "not allowed " + variant + " (allowed: " + Join(allowed, ", ") + ")");
+  }
+
+ private:
+  void CheckKeys(const Names& allowed, const std::string& message) const {
+    const YAML::Node& node = self_.node();
+    if (!node.IsDefined() || !node.IsMap()) return;
+    std::set<std::string> seen;
+    for (const auto& entry : node) {
+      if (!entry.first.IsScalar())
+        self_.Error("expected string keys, got " + Describe(entry.first));
+      const std::string key = entry.first.Scalar();
+      if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) Get(key).Error(message);
+      if (!seen.insert(key).second) Get(key).Error("duplicate key");
+    }
+  }
+
+  Field self_;
+};
+
+/// min and max keys of a box, min <= max componentwise.
+void ReadBox(const MapView& m, Vec3& min, Vec3& max) {
+  m.Require("min").To(min);
+  m.Require("max").To(max);
+  if ((min.array() > max.array()).any())
+    m.self().Error("expected min <= max componentwise, got min " + FormatVec(min) + " and max " +
+                   FormatVec(max));
+}
+
+template <class T, class ParseItem>
+std::vector<T> ParseList(const Field& list, ParseItem parse_item) {
+  std::vector<T> out;
+  const std::vector<Field> items = list.Items();
+  for (std::size_t i = 0; i < items.size(); ++i) out.push_back(parse_item(items[i], i));
+  return out;
+}
+
+const Names kIntegrators = {"backward_euler"};
+const Names kMaterialModels = {"fixed_corotated", "stable_neo_hookean", "linear"};
+const Names kMethods = {"newton"};
+const Names kTerminations = {"characteristic_norm", "absolute"};
+// Order of the Kind enums.
+const Names kAxes = {"x", "y", "z"};
+const Names kEnds = {"min", "max"};
+const Names kCollisionTypes = {"half_space", "sphere", "box", "cylinder"};
+const Names kCollisionCommonKeys = {"type", "name", "stiffness", "friction"};
+const std::vector<Names> kCollisionTypeKeys = {
+    {"point", "normal"}, {"center", "radius"}, {"min", "max"}, {"center", "radius", "axis"}};
+
+TimeConfig ParseTime(const Field& f) {
+  const MapView m(f, {"dt", "frame_rate", "frame_dt", "frames", "end_time", "max_dt_halvings"});
+  TimeConfig time;
+  if (m.ExactlyOne({"frame_rate", "frame_dt"}) == 0) {
+    double frame_rate = 0.0;
+    m.Get("frame_rate").To(frame_rate, kPositive);
+    time.frame_dt = 1.0 / frame_rate;
+  } else {
+    m.Get("frame_dt").To(time.frame_dt, kPositive);
+  }
+  time.dt = time.frame_dt;
+  m.Read("dt", time.dt, kPositive);
+  if (m.ExactlyOne({"frames", "end_time"}) == 0) {
+    m.Get("frames").To(time.frames, kPositiveInteger);
+  } else {
+    double end_time = 0.0;
+    m.Get("end_time").To(end_time, kPositive);
+    // The tolerance keeps 1.1 s of 0.1 s frames at 11 frames, not 12.
+    const double frames = std::ceil(end_time / time.frame_dt - 1e-9);
+    if (frames > std::numeric_limits<int>::max())
+      m.Get("end_time").Error("gives " + FormatNumber(frames) + " frames, too many");
+    time.frames = std::max(1, static_cast<int>(frames));
+  }
+  m.Read("max_dt_halvings", time.max_dt_halvings, Range{0.0, 30.0});
+  return time;
+}
+
+TransformConfig ParseTransform(const Field& f) {
+  const MapView m(f, {"scale", "rotate", "translate"});
+  TransformConfig transform;
+  if (m.Has("scale")) {
+    const Field scale = m.Get("scale");
+    if (scale.node().IsSequence()) {
+      scale.To(transform.scale, kPositive);
+    } else {
+      double s = 0.0;
+      scale.To(s, kPositive);
+      transform.scale.setConstant(s);
+    }
+  }
+  const MapView rotate(m.Get("rotate"), {"axis", "angle_deg"});
+  if (m.Has("rotate")) {
+    rotate.Require("axis").ToDirection(transform.rotate_axis);
+    rotate.Require("angle_deg").To(transform.rotate_angle_deg);
+  }
+  m.Read("translate", transform.translate);
+  return transform;
+}
+
+MaterialConfig ParseMaterial(const Field& f) {
+  const MapView m(f, {"model", "E", "nu", "density"});
+  MaterialConfig material;
+  m.Read("model", material.model, kMaterialModels);
+  m.Require("E").To(material.E, kPositive);
+  m.Require("nu").To(material.nu, Range{0.0, 0.5, false, true});
+  m.Require("density").To(material.density, kPositive);
+  return material;
+}
+
+BodyConfig ParseBody(const Field& f, std::size_t i, const fs::path& scene_folder) {
+  const MapView m(f, {"name", "mesh", "transform", "material", "initial_velocity"});
+  BodyConfig body;
+  body.name = "body" + std::to_string(i);
+  m.Read("name", body.name);
+  std::string mesh;
+  m.Require("mesh").To(mesh);
+  body.mesh =
+      fs::path(mesh).is_absolute() ? mesh : (scene_folder / mesh).lexically_normal().string();
+  body.transform = ParseTransform(m.Get("transform"));
+  body.material = ParseMaterial(m.Require("material"));
+  m.Read("initial_velocity", body.initial_velocity);
+  return body;
+}
+
+SelectionConfig ParseSelection(const Field& f, const Names& body_names) {
+  const MapView m(f, {"box", "axis", "end", "within", "body"});
+  SelectionConfig select;
+  if (m.Read("body", select.body) &&
+      std::find(body_names.begin(), body_names.end(), select.body) == body_names.end())
+    m.Get("body").Expected("the name of a body (" + Join(body_names, ", ") + ")");
+  if (m.ExactlyOne({"box", "axis"}) == 0) {
+    m.Restrict({"box", "body"}, "with box");
+    select.kind = SelectionConfig::Kind::kBox;
+    ReadBox(MapView(m.Get("box"), {"min", "max"}), select.box_min, select.box_max);
+  } else {
+    m.Restrict({"axis", "end", "within", "body"}, "with axis");
+    select.kind = SelectionConfig::Kind::kAxisEnd;
+    select.axis = static_cast<int>(m.Get("axis").ToChoice(kAxes));
+    select.end_max = m.Require("end").ToChoice(kEnds) == 1;
+    m.Read("within", select.within, Range{0.0, 1.0, true, false});
+  }
+  return select;
+}
+
+MotionSegmentConfig ParseSegment(const Field& f) {
+  const MapView m(f, {"translate", "rotate", "start", "end"});
+  MotionSegmentConfig segment;
+  if (m.ExactlyOne({"translate", "rotate"}) == 0) {
+    segment.kind = MotionSegmentConfig::Kind::kTranslate;
+    MapView(m.Get("translate"), {"velocity"}).Require("velocity").To(segment.velocity);
+  } else {
+    segment.kind = MotionSegmentConfig::Kind::kRotate;
+    const MapView rotate(m.Get("rotate"), {"axis", "angular_velocity", "center"});
+    rotate.Require("axis").ToDirection(segment.axis);
+    rotate.Require("angular_velocity").To(segment.angular_velocity);
+    segment.has_center = rotate.Read("center", segment.center);
+  }
+  m.Read("start", segment.start, kNonNegative);
+  m.Read("end", segment.end, Range{segment.start, kInf, true, false, true});
+  return segment;
+}
+
+BoundaryConditionConfig ParseBoundaryCondition(const Field& f, std::size_t i,
+                                               const Names& body_names) {
+  const MapView m(f, {"name", "select", "motion"});
+  BoundaryConditionConfig bc;
+  bc.name = "bc" + std::to_string(i);
+  m.Read("name", bc.name);
+  bc.select = ParseSelection(m.Require("select"), body_names);
+  bc.motion = ParseList<MotionSegmentConfig>(
+      m.Get("motion"), [](const Field& item, std::size_t) { return ParseSegment(item); });
+  return bc;
+}
+
+CollisionObjectConfig ParseCollisionObject(const Field& f) {
+  Names all_keys = kCollisionCommonKeys;
+  for (const Names& keys : kCollisionTypeKeys)
+    for (const std::string& key : keys)
+      if (std::find(all_keys.begin(), all_keys.end(), key) == all_keys.end())
+        all_keys.push_back(key);
+  const MapView m(f, all_keys);
+
+  CollisionObjectConfig object;
+  const std::size_t type = m.Require("type").ToChoice(kCollisionTypes);
+  Names allowed = kCollisionCommonKeys;
+  allowed.insert(allowed.end(), kCollisionTypeKeys[type].begin(), kCollisionTypeKeys[type].end());
+  m.Restrict(allowed, "for type " + kCollisionTypes[type]);
+  object.kind = static_cast<CollisionObjectConfig::Kind>(type);
+
+  m.Read("name", object.name);
+  m.Read("stiffness", object.stiffness, kPositive);
+  m.Read("friction", object.friction, kNonNegative);
+  using Kind = CollisionObjectConfig::Kind;
+  switch (object.kind) {
+    case Kind::kHalfSpace:
+      m.Read("point", object.point);
+      m.Require("normal").ToDirection(object.normal);
+      break;
+    case Kind::kBox:
+      ReadBox(m, object.box_min, object.box_max);
+      break;
+    case Kind::kCylinder:
+      if (m.Has("axis")) m.Get("axis").ToDirection(object.axis);
+      [[fallthrough]];
+    case Kind::kSphere:
+      m.Read("center", object.center);
+      m.Require("radius").To(object.radius, kPositive);
+      break;
+  }
+  return object;
+}
+
+SolverConfig ParseSolver(const Field& f) {
+  const MapView m(f, {"method", "termination", "cn_epsilon", "tau", "max_iterations", "kappa",
+                      "step_clamp", "forcing_sigma", "best_of_two_guesses"});
+  SolverConfig solver;
+  m.Read("method", solver.method, kMethods);
+  m.Read("termination", solver.termination, kTerminations);
+  m.Read("cn_epsilon", solver.cn_epsilon, kPositive);
+  m.Read("tau", solver.tau, kPositive);
+  m.Read("max_iterations", solver.max_iterations, kPositiveInteger);
+  m.Read("kappa", solver.kappa, Range{0.0, 1.0, true, true});
+  m.Read("step_clamp", solver.step_clamp, kPositive);
+  m.Read("forcing_sigma", solver.forcing_sigma, kPositive);
+  m.Read("best_of_two_guesses", solver.best_of_two_guesses);
+  return solver;
+}
+
+/// A string, or a sequence of strings joined by spaces.
+std::string ParsePetscOptions(const Field& f) {
+  if (!f.node().IsDefined()) return "";
+  if (f.node().IsScalar()) return f.node().Scalar();
+  if (!f.node().IsSequence()) f.Expected("a string or a sequence of strings");
+  Names words;
+  for (const Field& item : f.Items()) item.To(words.emplace_back());
+  return Join(words, " ");
+}
+
+SceneConfig ParseScene(const Field& root, const std::string& path) {
+  const MapView m(root, {"name", "gravity", "integrator", "time", "bodies", "boundary_conditions",
+                         "collision_objects", "solver", "damping", "output", "petsc_options"});
+  SceneConfig scene;
+  scene.path = path;
+  scene.name = fs::path(path).stem().string();
+  m.Read("name", scene.name);
+  m.Read("gravity", scene.gravity);
+  m.Read("integrator", scene.integrator, kIntegrators);
+  scene.time = ParseTime(m.Require("time"));
+
+  const fs::path scene_folder = fs::path(path).parent_path();
+  const Field bodies = m.Require("bodies");
+  scene.bodies = ParseList<BodyConfig>(
+      bodies, [&](const Field& item, std::size_t i) { return ParseBody(item, i, scene_folder); });
+  if (scene.bodies.empty()) bodies.Expected("a non-empty sequence of bodies");
+  Names body_names;
+  for (std::size_t i = 0; i < scene.bodies.size(); ++i) {
+    const std::string& name = scene.bodies[i].name;
+    const auto same = std::find(body_names.begin(), body_names.end(), name);
+    if (same != body_names.end())
+      bodies.Items()[i].Child("name").Error("expected a unique body name, got '" + name +
+                                            "' again (also bodies[" +
+                                            std::to_string(same - body_names.begin()) + "])");
+    body_names.push_back(name);
+  }
+
+  scene.boundary_conditions = ParseList<BoundaryConditionConfig>(
+      m.Get("boundary_conditions"), [&](const Field& item, std::size_t i) {
+        return ParseBoundaryCondition(item, i, body_names);
+      });
+  scene.collision_objects = ParseList<CollisionObjectConfig>(
+      m.Get("collision_objects"),
+      [](const Field& item, std::size_t) { return ParseCollisionObject(item); });
+  scene.solver = ParseSolver(m.Get("solver"));
+  MapView(m.Get("damping"), {"stiffness_beta"})
+      .Read("stiffness_beta", scene.damping.stiffness_beta, kNonNegative);
+  const MapView output(m.Get("output"), {"directory", "every"});
+  scene.output.directory = "out/" + scene.name;
+  output.Read("directory", scene.output.directory);
+  output.Read("every", scene.output.every, kPositiveInteger);
+  scene.petsc_options = ParsePetscOptions(m.Get("petsc_options"));
+  return scene;
+}
+
+/// Applies one --set "a.b.0.c=value" to the document. The parent of the last key must
+/// exist; the last key may be new in a map.
+void ApplyOverride(YAML::Node& root, const std::string& file, const std::string& override_text) {
+  const auto fail = [&](const std::string& message) {
+    throw InputError(file + ": --set '" + override_text + "': " + message);
+  };
+  const std::size_t equals = override_text.find('=');
+  if (equals == std::string::npos) fail("expected key.path=value");
+  Names keys;
+  std::stringstream key_path(override_text.substr(0, equals));
+  for (std::string key; std::getline(key_path, key, '.');) keys.push_back(key);
+  if (keys.empty() || std::count(keys.begin(), keys.end(), "") > 0 ||
+      override_text[equals - 1] == '.')
+    fail("expected key.path=value with no empty key");
+  YAML::Node value;
+  try {
+    value = YAML::Load(override_text.substr(equals + 1));
+  } catch (const YAML::Exception& e) {
+    fail("the value is not valid YAML (" + e.msg + ")");
+  }
+
+  YAML::Node parent = root;  // moved down with reset(): Node::operator= would assign content
+  std::string where = "the top level";
+  for (std::size_t k = 0; k < keys.size(); ++k) {
+    const std::string& key = keys[k];
+    const bool last = k + 1 == keys.size();
+    const YAML::Node& lookup = parent;  // const lookups do not insert keys
+    YAML::Node child;
+    if (parent.IsSequence()) {
+      const bool is_index = key.size() <= 9 && std::all_of(key.begin(), key.end(), [](char c) {
+                              return c >= '0' && c <= '9';
+                            });
+      if (!is_index) fail(where + " is a sequence, and '" + key + "' is not an index");
+      const std::size_t index = std::stoul(key);
+      if (index >= parent.size())
+        fail(where + " has no item " + key + " (it has " + std::to_string(parent.size()) + ")");
+      if (last) {
+        parent[index] = value;
+        return;
+      }
+      child.reset(lookup[index]);
+    } else if (parent.IsMap() || (last && parent.IsNull())) {
+      if (last) {
+        parent[key] = value;
+        return;
+      }
+      if (!lookup[key].IsDefined()) fail("no key '" + key + "' in " + where);
+      child.reset(lookup[key]);
+    } else {
+      fail(where + " is " + Describe(parent) + ", so it has no key '" + key + "'");
+    }
+    where = Join(Names(keys.begin(), keys.begin() + k + 1), ".");
+    parent.reset(child);
+  }
+}
+
+}  // namespace
+
+SceneConfig ReadSceneConfig(const std::string& path, const std::vector<std::string>& overrides) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec))
+    throw InputError(path + ": " +
+                     (fs::exists(path, ec) ? "not a regular file" : "no such scene file"));
+  std::ifstream in(path);
+  std::stringstream raw;
+  raw << in.rdbuf();
+  if (!in) throw InputError(path + ": cannot read the scene file");
+
+  YAML::Node root;
+  try {
+    root = YAML::Load(raw.str());
+  } catch (const YAML::Exception& e) {
+    throw InputError(path + ":" + std::to_string(e.mark.line + 1) + ":" +
+                     std::to_string(e.mark.column + 1) + ": malformed YAML: " + e.msg);
+  }
+  for (const std::string& override_text : overrides) ApplyOverride(root, path, override_text);
+
+  SceneConfig scene = ParseScene(Field(path, root, ""), path);
+  if (overrides.empty()) {
+    scene.text = raw.str();
+  } else {
+    YAML::Emitter emitter;
+    emitter << root;
+    scene.text = std::string(emitter.c_str()) + "\n";
+  }
+  return scene;
+}
+
+}  // namespace optistep

@@ -1,0 +1,164 @@
+#pragma once
+// The scene: everything a run needs, read from a YAML file (yaml-cpp). Scenes are data;
+// the solver never hard-codes geometry, materials or motion. Units are SI throughout.
+//
+// Reading rules (io/SceneConfig.cpp): unknown keys, wrong types and out-of-range values
+// are InputErrors whose message names the file and the key path, e.g.
+//   "scene.yaml: bodies[0].material.E: expected a positive number, got '-3'".
+// Every rank parses the same file, so errors are raised identically on every rank.
+#include <limits>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/Types.hpp"
+
+namespace optistep {
+
+/// Rigid placement of a body: x -> R (s .* x) + t, with s a per-axis scale, R a rotation
+/// of angle_deg degrees about axis (right-handed), t a translation (m).
+struct TransformConfig {
+  Vec3 scale = Vec3::Ones();
+  Vec3 rotate_axis = Vec3::UnitZ();
+  double rotate_angle_deg = 0.0;
+  Vec3 translate = Vec3::Zero();
+  Vec3 Apply(const Vec3& x) const;
+};
+
+/// Constitutive model of a body. E in Pa, nu dimensionless in [0, 0.5), density kg/m^3.
+struct MaterialConfig {
+  std::string model = "fixed_corotated";  ///< fixed_corotated | stable_neo_hookean | linear
+  double E = 0.0;
+  double nu = 0.0;
+  double density = 0.0;
+};
+
+/// One body: a tetrahedral mesh file (.ele/.node pair given by either file, or .msh),
+/// placed by a transform, with one material and an initial velocity (m/s).
+struct BodyConfig {
+  std::string name;
+  std::string mesh;  ///< resolved against the scene file's folder unless absolute
+  TransformConfig transform;
+  MaterialConfig material;
+  Vec3 initial_velocity = Vec3::Zero();
+};
+
+/// Which nodes a boundary condition holds. Positions are tested after the transform,
+/// at t = 0.
+struct SelectionConfig {
+  enum class Kind { kBox, kAxisEnd };
+  Kind kind = Kind::kBox;
+  // kBox: nodes with box_min <= x <= box_max (componentwise), in m.
+  Vec3 box_min = Vec3::Zero();
+  Vec3 box_max = Vec3::Zero();
+  // kAxisEnd: nodes within `within` (a fraction of the extent along `axis`) of the
+  // body's `end` ("min" or "max") along axis 0, 1 or 2 (x, y, z).
+  int axis = 0;
+  bool end_max = false;
+  double within = 0.01;
+  /// Restrict to one body by name; empty means all bodies.
+  std::string body;
+};
+
+/// One scripted motion segment, active for t in [start, end) (s). Outside all segments
+/// the nodes stay where the previous segments left them.
+struct MotionSegmentConfig {
+  enum class Kind { kTranslate, kRotate };
+  Kind kind = Kind::kTranslate;
+  double start = 0.0;
+  double end = std::numeric_limits<double>::infinity();
+  Vec3 velocity = Vec3::Zero();  ///< kTranslate, m/s
+  Vec3 axis = Vec3::UnitX();     ///< kRotate, normalized on read
+  double angular_velocity = 0.0; ///< kRotate, rad/s, right-handed about axis
+  /// kRotate: a point on the rotation axis (m). When not given in the scene
+  /// (has_center = false), the centroid of the selected nodes at t = 0.
+  Vec3 center = Vec3::Zero();
+  bool has_center = false;
+};
+
+/// Dirichlet condition: the selected nodes follow the segments (an empty list holds
+/// them fixed).
+struct BoundaryConditionConfig {
+  std::string name;
+  SelectionConfig select;
+  std::vector<MotionSegmentConfig> motion;
+};
+
+/// Analytic collision object, handled as a penalty energy k * m_i * max(-phi, 0)^3
+/// per node (Gast et al. 2015 Sec. 5.2) with Coulomb friction applied after the solve.
+/// phi is the signed distance, negative inside the obstacle.
+struct CollisionObjectConfig {
+  enum class Kind { kHalfSpace, kSphere, kBox, kCylinder };
+  Kind kind = Kind::kHalfSpace;
+  std::string name;
+  Vec3 point = Vec3::Zero();   ///< kHalfSpace: a point on the plane
+  Vec3 normal = Vec3::UnitY(); ///< kHalfSpace: outward normal (normalized on read)
+  Vec3 center = Vec3::Zero();  ///< kSphere, kCylinder (a point on the axis)
+  double radius = 0.0;         ///< kSphere, kCylinder, m, > 0
+  Vec3 box_min = Vec3::Zero(); ///< kBox
+  Vec3 box_max = Vec3::Zero(); ///< kBox
+  Vec3 axis = Vec3::UnitY();   ///< kCylinder (normalized on read); infinite length
+  double stiffness = 1e5;      ///< k, 1/(m s^2): energy per unit mass per m^3 penetration
+  double friction = 0.0;       ///< Coulomb coefficient mu >= 0
+};
+
+/// Time stepping. Steps end on frame boundaries: each frame of length frame_dt is cut
+/// into ceil(frame_dt / dt) equal steps.
+struct TimeConfig {
+  double dt = 0.0;         ///< requested step, s, > 0
+  double frame_dt = 0.0;   ///< s, > 0 (scene gives frame_rate in 1/s or frame_dt)
+  int frames = 0;          ///< number of frames (scene gives frames or end_time)
+  int max_dt_halvings = 8; ///< retries of a failed step with dt halved
+};
+
+/// Per-step minimizer settings (Gast et al. 2015 Sec. 3.1; Li et al. 2019).
+struct SolverConfig {
+  std::string method = "newton";
+  /// Termination: "characteristic_norm" (default) or "absolute" (Gast's tau).
+  std::string termination = "characteristic_norm";
+  double cn_epsilon = 1e-5;   ///< DOT (Li et al. 2019) Sec. 6 default for FEM
+  double tau = 1e-6;          ///< absolute gradient norm tolerance (N), "absolute" only
+  int max_iterations = 200;   ///< Newton iteration cap per step
+  double kappa = 1e-2;        ///< downhill check (Gast Sec. 3.1)
+  double step_clamp = 1e3;    ///< l, largest step length (m) (Gast Sec. 3.1)
+  double forcing_sigma = 1.0; ///< CG rel. tol = min(1/2, sigma sqrt(max(|g|, tau)))
+  bool best_of_two_guesses = true;
+};
+
+/// Lagged Rayleigh damping (Gast Sec. 4.2): stiffness-proportional coefficient beta (s).
+struct DampingConfig {
+  double stiffness_beta = 0.0;
+};
+
+struct OutputConfig {
+  std::string directory;  ///< relative to the working directory; default "out/<name>"
+  int every = 1;          ///< write every N-th frame (frame 0 always)
+};
+
+struct SceneConfig {
+  std::string path;        ///< the scene file as given
+  std::string name;        ///< the file's stem unless the scene names itself
+  std::string text;        ///< the file's text; with --set, the overridden tree re-emitted
+  Vec3 gravity = Vec3(0.0, -9.81, 0.0);  ///< m/s^2
+  std::string integrator = "backward_euler";
+  TimeConfig time;
+  std::vector<BodyConfig> bodies;
+  std::vector<BoundaryConditionConfig> boundary_conditions;
+  std::vector<CollisionObjectConfig> collision_objects;
+  SolverConfig solver;
+  DampingConfig damping;
+  OutputConfig output;
+  /// PETSc options from the scene ("-newton_ksp_type cg ..."), inserted before the
+  /// command line's so that the command line wins.
+  std::string petsc_options;
+};
+
+/// Reads and validates a scene. `overrides` are "key.path=value" strings from --set,
+/// applied to the YAML tree before validation (sequence items by index:
+/// "bodies.0.material.E=1e6"; value parsed as YAML, so "gravity=[0,0,0]" works).
+/// Throws InputError naming the file and key on any problem, including a missing file
+/// and an override whose path does not exist in the schema.
+SceneConfig ReadSceneConfig(const std::string& path,
+                            const std::vector<std::string>& overrides = {});
+
+}  // namespace optistep
