@@ -1,0 +1,63 @@
+#include "io/StepStats.hpp"
+
+#include <vector>
+
+#include "core/Error.hpp"
+#include "core/Phases.hpp"
+
+namespace optistep {
+
+StepStats::StepStats(MPI_Comm comm, const std::string& csv_path, bool print)
+    : comm_(comm), print_(print) {
+  int rank = 0;
+  MPI_Comm_rank(comm_, &rank);
+  std::string error;
+  if (rank == 0 && !csv_path.empty()) {
+    csv_ = std::fopen(csv_path.c_str(), "w");
+    if (!csv_) {
+      error = csv_path + ": cannot be written";
+    } else {
+      std::fprintf(csv_,
+                   "step,t,dt,halvings,newton_iterations,cg_iterations,cn_residual,energy,"
+                   "gradient_norm,wall_s");
+      for (int p = 0; p < static_cast<int>(Phase::kCount); ++p)
+        std::fprintf(csv_, ",t_%s", PhaseName(static_cast<Phase>(p)));
+      std::fprintf(csv_, "\n");
+      std::fflush(csv_);
+    }
+  }
+  ThrowIfAnyRank(comm_, error);
+  ResetPhaseTimes();
+}
+
+StepStats::~StepStats() {
+  if (csv_) std::fclose(csv_);
+}
+
+void StepStats::Record(const StepRecord& r) {
+  constexpr int kPhases = static_cast<int>(Phase::kCount);
+  std::vector<double> local(kPhases), max(kPhases);
+  for (int p = 0; p < kPhases; ++p) local[p] = PhaseSeconds(static_cast<Phase>(p));
+  MPI_Reduce(local.data(), max.data(), kPhases, MPI_DOUBLE, MPI_MAX, 0, comm_);
+  ResetPhaseTimes();
+  int rank = 0;
+  MPI_Comm_rank(comm_, &rank);
+  if (rank != 0) return;
+  if (print_) {
+    std::printf("step %6ld  t %.6f  dt %.4e  newton %3d  cg %5d  cn %.2e  E %+.8e  %.3f s%s\n",
+                r.step, r.t, r.dt, r.solve.iterations, r.solve.linear_iterations,
+                r.solve.cn_residual, r.solve.energy, r.wall,
+                r.halvings > 0 ? "  (dt halved)" : "");
+    std::fflush(stdout);
+  }
+  if (csv_) {
+    std::fprintf(csv_, "%ld,%.17g,%.17g,%d,%d,%d,%.6e,%.17g,%.6e,%.6f", r.step, r.t, r.dt,
+                 r.halvings, r.solve.iterations, r.solve.linear_iterations, r.solve.cn_residual,
+                 r.solve.energy, r.solve.gradient_norm, r.wall);
+    for (int p = 0; p < kPhases; ++p) std::fprintf(csv_, ",%.6f", max[p]);
+    std::fprintf(csv_, "\n");
+    std::fflush(csv_);
+  }
+}
+
+}  // namespace optistep

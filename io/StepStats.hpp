@@ -1,0 +1,31 @@
+#pragma once
+// Per-step progress: one line per step on rank 0 and one row per step in stats.csv.
+#include <mpi.h>
+
+#include <cstdio>
+#include <string>
+
+#include "integrators/BackwardEulerIntegrator.hpp"
+
+namespace optistep {
+
+class StepStats {
+ public:
+  /// Collective. csv_path empty: no file. Rank 0 writes; the header row comes first.
+  /// print: also print one line per step to stdout on rank 0.
+  StepStats(MPI_Comm comm, const std::string& csv_path, bool print);
+  ~StepStats();
+  StepStats(const StepStats&) = delete;
+  StepStats& operator=(const StepStats&) = delete;
+
+  /// Collective: phase times are the maximum over ranks since the last Record; they are
+  /// reset afterwards.
+  void Record(const StepRecord& record);
+
+ private:
+  MPI_Comm comm_;
+  bool print_;
+  std::FILE* csv_ = nullptr;
+};
+
+}  // namespace optistep

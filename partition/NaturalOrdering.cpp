@@ -1,0 +1,59 @@
+#include "partition/NaturalOrdering.hpp"
+
+#include "core/Error.hpp"
+
+namespace optistep {
+
+NaturalOrdering::NaturalOrdering(MPI_Comm comm, const std::vector<PetscInt>& original_ids,
+                                 PetscInt n_global, int bs)
+    : n_global_(n_global), bs_(bs) {
+  const PetscInt n_items = static_cast<PetscInt>(original_ids.size());
+  OPTISTEP_PETSC(VecCreateMPI(comm, bs * n_items, PETSC_DETERMINE, &source_));
+  // Whole items per rank, split as evenly as possible.
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  const PetscInt local = n_global / size + (rank < n_global % size ? 1 : 0);
+  OPTISTEP_PETSC(VecCreateMPI(comm, bs * local, bs * n_global, &natural_));
+
+  PetscInt begin = 0;
+  OPTISTEP_PETSC(VecGetOwnershipRange(source_, &begin, nullptr));
+  IS from = nullptr, to = nullptr;
+  OPTISTEP_PETSC(ISCreateStride(comm, bs * n_items, begin, 1, &from));
+  OPTISTEP_PETSC(ISCreateBlock(comm, bs, n_items, original_ids.data(), PETSC_COPY_VALUES, &to));
+  OPTISTEP_PETSC(VecScatterCreate(source_, from, natural_, to, &scatter_));
+  ISDestroy(&from);
+  ISDestroy(&to);
+}
+
+NaturalOrdering::~NaturalOrdering() {
+  VecScatterDestroy(&scatter_);
+  VecDestroy(&source_);
+  VecDestroy(&natural_);
+}
+
+DistributedArray<double> NaturalOrdering::ToNatural(const double* values) {
+  PetscInt n_local = 0;
+  OPTISTEP_PETSC(VecGetLocalSize(source_, &n_local));
+  PetscScalar* sa = nullptr;
+  OPTISTEP_PETSC(VecGetArray(source_, &sa));
+  for (PetscInt i = 0; i < n_local; ++i) sa[i] = values[i];
+  OPTISTEP_PETSC(VecRestoreArray(source_, &sa));
+  OPTISTEP_PETSC(VecScatterBegin(scatter_, source_, natural_, INSERT_VALUES, SCATTER_FORWARD));
+  OPTISTEP_PETSC(VecScatterEnd(scatter_, source_, natural_, INSERT_VALUES, SCATTER_FORWARD));
+  PetscInt begin = 0, end = 0;
+  OPTISTEP_PETSC(VecGetOwnershipRange(natural_, &begin, &end));
+  const PetscScalar* na = nullptr;
+  OPTISTEP_PETSC(VecGetArrayRead(natural_, &na));
+  slice_.assign(na, na + (end - begin));
+  OPTISTEP_PETSC(VecRestoreArrayRead(natural_, &na));
+  DistributedArray<double> view;
+  view.global_rows = n_global_;
+  view.row_offset = begin / bs_;
+  view.local_rows = (end - begin) / bs_;
+  view.columns = bs_;
+  view.data = slice_.data();
+  return view;
+}
+
+}  // namespace optistep

@@ -1,0 +1,129 @@
+#include "app/CommandLine.hpp"
+
+#include <petscsys.h>
+
+#include <cctype>
+#include <stdexcept>
+#include <sstream>
+
+#include "core/Error.hpp"
+
+namespace optistep {
+namespace {
+
+/// A PETSc option name: "-" followed by a letter (so "-1e-3" is a value).
+bool IsOptionName(const std::string& token) {
+  return token.size() > 1 && token[0] == '-' && std::isalpha(static_cast<unsigned char>(token[1]));
+}
+
+}  // namespace
+
+std::vector<char*> CommandLine::PetscArgv(char* program) const {
+  std::vector<char*> out{program};
+  for (const auto& a : petsc_args) out.push_back(const_cast<char*>(a.c_str()));
+  out.push_back(nullptr);
+  return out;
+}
+
+CommandLine ParseCommandLine(int argc, char** argv) {
+  CommandLine cl;
+  std::vector<std::string> args(argv + 1, argv + argc);
+  size_t i = 0;
+  auto value_of = [&](const std::string& flag) -> std::string {
+    if (i + 1 >= args.size()) throw InputError(flag + " needs a value");
+    return args[++i];
+  };
+  std::vector<std::string> positional;
+  for (; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--help" || a == "-h") {
+      cl.help = true;
+    } else if (a == "--version") {
+      cl.version = true;
+    } else if (a == "--quiet") {
+      cl.quiet = true;
+    } else if (a == "--set" || a.rfind("--set=", 0) == 0) {
+      const std::string kv = (a == "--set") ? value_of("--set") : a.substr(6);
+      if (kv.find('=') == std::string::npos || kv.front() == '=')
+        throw InputError("--set '" + kv + "': expected key.path=value");
+      cl.overrides.push_back(kv);
+    } else if (a == "--ranks" || a.rfind("--ranks=", 0) == 0) {
+      const std::string v = (a == "--ranks") ? value_of("--ranks") : a.substr(8);
+      try {
+        size_t used = 0;
+        cl.ranks = std::stoi(v, &used);
+        if (used != v.size()) throw std::invalid_argument(v);
+      } catch (const std::exception&) {
+        throw InputError("--ranks '" + v + "': expected a whole number");
+      }
+      if (cl.ranks < 1) throw InputError("--ranks '" + v + "': expected a number >= 1");
+    } else if (a.rfind("--", 0) == 0) {
+      throw InputError("unknown argument '" + a + "'");
+    } else if (a[0] == '-') {
+      cl.petsc_args.push_back(a);  // a PETSc option, and its value if one follows
+      if (i + 1 < args.size() && !IsOptionName(args[i + 1]) && args[i + 1].rfind("--", 0) != 0)
+        cl.petsc_args.push_back(args[++i]);
+    } else {
+      positional.push_back(a);
+    }
+  }
+  if (cl.help || cl.version) return cl;
+  if (positional.empty()) throw InputError("missing command (run, check or partition)");
+  cl.command = positional[0];
+  if (cl.command != "run" && cl.command != "check" && cl.command != "partition")
+    throw InputError("unknown command '" + cl.command + "' (expected run, check or partition)");
+  if (positional.size() < 2) throw InputError(cl.command + ": missing scene file");
+  if (positional.size() > 2) throw InputError("unexpected argument '" + positional[2] + "'");
+  cl.scene = positional[1];
+  if (cl.command == "partition" && cl.ranks == 0)
+    throw InputError("partition: --ranks N is required");
+  return cl;
+}
+
+const char* UsageText() {
+  return R"(optistep - implicit elastodynamics with large time steps (each step a minimization)
+
+usage:
+  mpirun -np N optistep run SCENE.yaml [--set key.path=value ...] [--quiet] [PETSc options]
+  optistep check SCENE.yaml [--set ...]        validate a scene (reads meshes, runs nothing)
+  optistep partition SCENE.yaml --ranks N      METIS partition quality for N ranks
+  optistep --help | --version
+
+options:
+  --set key.path=value   override a scene key (sequence items by index), e.g.
+                         --set time.dt=0.01 --set bodies.0.material.E=1e6
+                         --set gravity=[0,0,-9.81]
+  --quiet                no per-step progress lines (stats.csv is still written)
+
+PETSc options (command line wins over the scene's petsc_options), for example:
+  -newton_ksp_type cg -newton_pc_type jacobi|gamg|bjacobi|hypre   Newton's linear solver
+  -newton_max_it 200 -newton_monitor                              Newton iterations
+  -newton_tao_ls_type more-thuente                                line search
+  -log_view                                                       time per phase (Os*)
+
+output (in output.directory, default out/<scene name>):
+  <name>.xdmf, <name>_mesh.h5, frames/<name>_NNNNNN.h5   open the .xdmf in ParaView
+  stats.csv                                              one row per step
+  scene.yaml                                             the scene as run
+
+exit codes: 0 done, 1 bad input, 2 a step failed after all dt halvings, 3 internal error
+)";
+}
+
+void InsertScenePetscOptions(const std::string& options) {
+  std::istringstream in(options);
+  std::vector<std::string> tokens;
+  for (std::string t; in >> t;) tokens.push_back(t);
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    if (!IsOptionName(tokens[i]))
+      throw InputError("petsc_options: '" + tokens[i] + "' is not an option name");
+    const std::string name = tokens[i];
+    const char* value = nullptr;
+    if (i + 1 < tokens.size() && !IsOptionName(tokens[i + 1])) value = tokens[++i].c_str();
+    PetscBool set = PETSC_FALSE;
+    OPTISTEP_PETSC(PetscOptionsHasName(nullptr, nullptr, name.c_str(), &set));
+    if (!set) OPTISTEP_PETSC(PetscOptionsSetValue(nullptr, name.c_str(), value));
+  }
+}
+
+}  // namespace optistep

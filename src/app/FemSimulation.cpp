@@ -1,0 +1,150 @@
+#include "app/FemSimulation.hpp"
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "core/Error.hpp"
+#include "core/Phases.hpp"
+#include "model/SceneMesh.hpp"
+#include "solvers/NewtonMinimizer.hpp"
+
+namespace optistep {
+
+FemSimulation::FemSimulation(MPI_Comm comm, const SceneConfig& scene)
+    : comm_(comm), scene_(scene) {
+  ScopedPhase phase(Phase::kSetup);
+  DistributedTetMesh mesh = LoadDistributedMesh(comm_, scene_, &quality_);
+  model_ = std::make_unique<FemModel>(scene_, std::move(mesh));
+  if (scene_.solver.method != "newton")
+    throw InputError(scene_.path + ": solver.method: '" + scene_.solver.method +
+                     "' is not available for FEM scenes (available: newton)");
+  minimizer_ = std::make_unique<NewtonMinimizer>(comm_, scene_.solver);
+  integrator_ = std::make_unique<BackwardEulerIntegrator>(*model_, *minimizer_);
+  const DistributedTetMesh& m = model_->mesh();
+  node_order_ = std::make_unique<NaturalOrdering>(
+      comm_, std::vector<PetscInt>(m.node_original_id.begin(), m.node_original_id.begin() + m.n_owned),
+      m.n_global_nodes, 3);
+  std::vector<PetscInt> counted_ids;
+  for (size_t e = 0; e < m.tets.size(); ++e)
+    if (m.tet_counted[e]) counted_ids.push_back(m.tet_original_id[e]);
+  tet_order_ = std::make_unique<NaturalOrdering>(comm_, counted_ids, m.n_global_tets, 1);
+}
+
+FemSimulation::~FemSimulation() = default;
+
+void FemSimulation::Run(bool write_output, bool print) {
+  std::unique_ptr<StepStats> stats;
+  if (write_output) {
+    const std::string dir = scene_.output.directory;
+    frames_ = std::make_unique<XdmfTimeSeries>(comm_, dir, scene_.name);
+    int rank = 0;
+    MPI_Comm_rank(comm_, &rank);
+    if (rank == 0) std::ofstream(dir + "/scene.yaml") << scene_.text;
+    stats = std::make_unique<StepStats>(comm_, dir + "/stats.csv", print);
+
+    // Topology in original node ids, natural tet order.
+    const DistributedTetMesh& m = model_->mesh();
+    NaturalOrdering connectivity(comm_, [&] {
+      std::vector<PetscInt> ids;
+      for (size_t e = 0; e < m.tets.size(); ++e)
+        if (m.tet_counted[e]) ids.push_back(m.tet_original_id[e]);
+      return ids;
+    }(), m.n_global_tets, 4);
+    std::vector<double> nodes;
+    for (size_t e = 0; e < m.tets.size(); ++e)
+      if (m.tet_counted[e])
+        for (int a = 0; a < 4; ++a)
+          nodes.push_back(static_cast<double>(m.node_original_id[m.tets[e][a]]));
+    const DistributedArray<double> natural = connectivity.ToNatural(nodes.data());
+    std::vector<int64_t> tets(natural.data, natural.data + natural.local_rows * 4);
+    DistributedArray<int64_t> topology{natural.global_rows, natural.row_offset,
+                                       natural.local_rows, 4, tets.data()};
+    frames_->SetTetMesh(topology, m.n_global_nodes);
+    WriteFrame();
+  } else {
+    stats = std::make_unique<StepStats>(comm_, "", print);
+  }
+  while (frame_ < scene_.time.frames) {
+    AdvanceFrame(stats.get());
+    if (write_output && (frame_ % scene_.output.every == 0 || frame_ == scene_.time.frames))
+      WriteFrame();
+  }
+  if (write_output) {
+    PetscPrintf(comm_, "optistep: %d frames written to %s (open %s in ParaView)\n",
+                scene_.time.frames, scene_.output.directory.c_str(), frames_->XdmfPath().c_str());
+  }
+}
+
+void FemSimulation::AdvanceFrame(StepStats* stats) {
+  const double frame_dt = scene_.time.frame_dt;
+  const int n_steps = static_cast<int>(std::ceil(frame_dt / scene_.time.dt - 1e-9));
+  const double dt = frame_dt / n_steps;
+  for (int s = 0; s < n_steps; ++s)
+    integrator_->Advance(dt, [&](const StepRecord& record) {
+      if (stats) stats->Record(record);
+    });
+  ++frame_;
+}
+
+void FemSimulation::WriteFrame() {
+  ScopedPhase phase(Phase::kOutput);
+  std::vector<double> J, von_mises;
+  integrator_->potential().TetDiagnostics(integrator_->positions(), &J, &von_mises);
+  std::vector<double> owner(J.size());
+  int rank = 0;
+  MPI_Comm_rank(comm_, &rank);
+  std::fill(owner.begin(), owner.end(), static_cast<double>(rank));
+
+  const PetscScalar* xa = nullptr;
+  const PetscScalar* va = nullptr;
+  OPTISTEP_PETSC(VecGetArrayRead(integrator_->positions(), &xa));
+  OPTISTEP_PETSC(VecGetArrayRead(integrator_->velocities(), &va));
+  // Each ToNatural result stays valid until that ordering's next call, so node fields
+  // are copied out before the second one is made.
+  const DistributedArray<double> positions = node_order_->ToNatural(xa);
+  std::vector<double> x_natural(positions.data, positions.data + positions.local_rows * 3);
+  DistributedArray<double> x_view = positions;
+  x_view.data = x_natural.data();
+  const DistributedArray<double> velocities = node_order_->ToNatural(va);
+  OPTISTEP_PETSC(VecRestoreArrayRead(integrator_->positions(), &xa));
+  OPTISTEP_PETSC(VecRestoreArrayRead(integrator_->velocities(), &va));
+
+  std::vector<std::vector<double>> cell_data;
+  std::vector<XdmfTimeSeries::Field> fields;
+  fields.push_back({"velocity", false, velocities});
+  const std::pair<const char*, const std::vector<double>*> cells[] = {
+      {"J", &J}, {"von_mises", &von_mises}, {"rank", &owner}};
+  cell_data.reserve(3);
+  for (const auto& [name, values] : cells) {
+    const DistributedArray<double> natural = tet_order_->ToNatural(values->data());
+    cell_data.emplace_back(natural.data, natural.data + natural.local_rows);
+    DistributedArray<double> view = natural;
+    view.data = cell_data.back().data();
+    fields.push_back({name, true, view});
+  }
+  frames_->WriteFrame(frame_, integrator_->time(), x_view, fields);
+}
+
+std::vector<double> FemSimulation::Gather(Vec v) {
+  const PetscScalar* a = nullptr;
+  OPTISTEP_PETSC(VecGetArrayRead(v, &a));
+  const DistributedArray<double> natural = node_order_->ToNatural(a);
+  OPTISTEP_PETSC(VecRestoreArrayRead(v, &a));
+  int size = 1;
+  MPI_Comm_size(comm_, &size);
+  const int mine = static_cast<int>(natural.local_rows * 3);
+  std::vector<int> counts(size), displs(size, 0);
+  MPI_Allgather(&mine, 1, MPI_INT, counts.data(), 1, MPI_INT, comm_);
+  for (int r = 1; r < size; ++r) displs[r] = displs[r - 1] + counts[r - 1];
+  std::vector<double> all(natural.global_rows * 3);
+  MPI_Allgatherv(natural.data, mine, MPI_DOUBLE, all.data(), counts.data(), displs.data(),
+                 MPI_DOUBLE, comm_);
+  return all;
+}
+
+std::vector<double> FemSimulation::GatherPositions() { return Gather(integrator_->positions()); }
+
+std::vector<double> FemSimulation::GatherVelocities() { return Gather(integrator_->velocities()); }
+
+}  // namespace optistep

@@ -1,0 +1,122 @@
+// optistep: implicit elastodynamics with large time steps, each step an optimization.
+//
+//   mpirun -np N optistep run scene.yaml [--set key.path=value ...] [PETSc options]
+//   optistep check scene.yaml [--set ...]
+//   optistep partition scene.yaml --ranks N
+//
+// Exit codes: 0 success, 1 bad input (one line on stderr naming the file and key or
+// element), 2 a time step that failed after every allowed dt halving, 3 internal error.
+#include <petscsys.h>
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "app/CommandLine.hpp"
+#include "app/FemSimulation.hpp"
+#include "core/Error.hpp"
+#include "core/Phases.hpp"
+#include "model/SceneMesh.hpp"
+
+namespace {
+
+using namespace optistep;
+
+void PrintSummary(MPI_Comm comm, const SceneConfig& scene, FemSimulation& sim) {
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  const DistributedTetMesh& m = sim.model().mesh();
+  const PartitionQuality& q = sim.partition_quality();
+  PetscPrintf(comm,
+              "optistep %s: scene '%s' (%s) on %d rank%s\n"
+              "  %zu bod%s, %ld nodes, %ld tets, %ld Dirichlet nodes, total mass %.6g kg\n"
+              "  dt %.6g s, frame dt %.6g s, %d frames, minimizer %s, termination %s\n"
+              "  partition: edge cut %lld, node imbalance %.3f, ghost ratio %.3f\n",
+              OPTISTEP_VERSION, scene.name.c_str(), scene.path.c_str(), size,
+              size == 1 ? "" : "s", scene.bodies.size(), scene.bodies.size() == 1 ? "y" : "ies",
+              static_cast<long>(m.n_global_nodes), static_cast<long>(m.n_global_tets),
+              static_cast<long>(sim.model().ConstrainedCount()), sim.model().TotalMass(),
+              scene.time.dt, scene.time.frame_dt, scene.time.frames,
+              scene.solver.method.c_str(), scene.solver.termination.c_str(),
+              static_cast<long long>(q.edge_cut), q.node_imbalance, q.ghost_ratio);
+}
+
+int RunCommand(const CommandLine& cl) {
+  MPI_Comm comm = PETSC_COMM_WORLD;
+  const SceneConfig scene = ReadSceneConfig(cl.scene, cl.overrides);
+  InsertScenePetscOptions(scene.petsc_options);
+  if (cl.command == "partition") {
+    int rank = 0;
+    MPI_Comm_rank(comm, &rank);
+    if (rank == 0) {
+      const GlobalTetMesh mesh = AssembleSceneMesh(scene);
+      const PartitionQuality q = EvaluatePartition(mesh, cl.ranks);
+      std::printf("%s: %zu nodes, %zu tets, %d parts (METIS_PartMeshDual, ncommon = 3)\n",
+                  scene.path.c_str(), mesh.X.size(), mesh.tets.size(), cl.ranks);
+      std::printf("edge cut %lld, node imbalance %.3f, tet imbalance %.3f, ghost ratio %.3f\n",
+                  static_cast<long long>(q.edge_cut), q.node_imbalance, q.tet_imbalance,
+                  q.ghost_ratio);
+      std::printf("%6s %10s %10s %10s\n", "rank", "nodes", "tets", "ghosts");
+      for (int r = 0; r < q.ranks; ++r)
+        std::printf("%6d %10lld %10lld %10lld\n", r, static_cast<long long>(q.owned_nodes[r]),
+                    static_cast<long long>(q.counted_tets[r]),
+                    static_cast<long long>(q.ghost_nodes[r]));
+    }
+    return 0;
+  }
+  FemSimulation sim(comm, scene);
+  PrintSummary(comm, scene, sim);
+  if (cl.command == "check") {
+    PetscPrintf(comm, "optistep: %s is valid (nothing was run or written)\n", scene.path.c_str());
+    return 0;
+  }
+  PetscPrintf(comm, "  output: %s\n", scene.output.directory.c_str());
+  sim.Run(true, !cl.quiet);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CommandLine cl;
+  std::string usage_error;
+  try {
+    cl = ParseCommandLine(argc, argv);
+  } catch (const InputError& e) {
+    usage_error = e.what();
+  }
+  if (cl.help || cl.version || !usage_error.empty()) {
+    if (cl.version) std::printf("optistep %s\n", OPTISTEP_VERSION);
+    if (cl.help) std::fputs(UsageText(), stdout);
+    if (!usage_error.empty())
+      std::fprintf(stderr, "optistep: error: %s\n(see optistep --help)\n", usage_error.c_str());
+    return usage_error.empty() ? 0 : 1;
+  }
+
+  std::vector<char*> petsc_argv = cl.PetscArgv(argv[0]);
+  int petsc_argc = static_cast<int>(petsc_argv.size()) - 1;
+  char** petsc_args = petsc_argv.data();
+  if (PetscInitialize(&petsc_argc, &petsc_args, nullptr, nullptr) != 0) return 3;
+  RegisterPhases();
+  int rank = 0;
+  MPI_Comm_rank(PETSC_COMM_WORLD, &rank);
+  int status = 0;
+  try {
+    status = RunCommand(cl);
+  } catch (const InputError& e) {
+    if (rank == 0) std::fprintf(stderr, "optistep: error: %s\n", e.what());
+    status = 1;
+  } catch (const StepFailure& e) {
+    if (rank == 0)
+      std::fprintf(stderr, "optistep: time step failed: %s\n"
+                           "  (frames written so far are kept; try a smaller time.dt or "
+                           "time.max_dt_halvings)\n", e.what());
+    status = 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "optistep: internal error on rank %d: %s\n", rank, e.what());
+    MPI_Abort(PETSC_COMM_WORLD, 3);
+  }
+  PetscFinalize();
+  return status;
+}

@@ -1,0 +1,350 @@
+#include "fem/FemIncrementalPotential.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/Error.hpp"
+#include "core/Phases.hpp"
+#include "fem/TetElement.hpp"
+
+namespace optistep {
+namespace {
+
+std::array<Vec3, 4> TetPositions(const PetscScalar* xl, const std::array<int, 4>& t) {
+  std::array<Vec3, 4> xs;
+  for (int a = 0; a < 4; ++a) xs[a] = Vec3(xl[3 * t[a]], xl[3 * t[a] + 1], xl[3 * t[a] + 2]);
+  return xs;
+}
+
+}  // namespace
+
+FemIncrementalPotential::FemIncrementalPotential(FemModel& model, double cn_epsilon,
+                                                 double damping_beta)
+    : model_(model), cn_epsilon_(cn_epsilon), beta_(damping_beta) {
+  x_n_ = model_.CreateNodeVector();
+  OPTISTEP_PETSC(VecDuplicate(x_n_, &x_hat_));
+  OPTISTEP_PETSC(VecDuplicate(x_n_, &x_local_));
+  OPTISTEP_PETSC(VecDuplicate(x_n_, &work_));
+  OPTISTEP_PETSC(VecDuplicate(x_n_, &work2_));
+}
+
+FemIncrementalPotential::~FemIncrementalPotential() {
+  VecDestroy(&x_n_);
+  VecDestroy(&x_hat_);
+  VecDestroy(&x_local_);
+  VecDestroy(&work_);
+  VecDestroy(&work2_);
+  MatDestroy(&hessian_);
+  MatDestroy(&stiffness_n_);
+}
+
+const PetscScalar* FemIncrementalPotential::LoadLocal(Vec x) {
+  if (x != x_local_) OPTISTEP_PETSC(VecCopy(x, x_local_));
+  OPTISTEP_PETSC(VecGhostUpdateBegin(x_local_, INSERT_VALUES, SCATTER_FORWARD));
+  OPTISTEP_PETSC(VecGhostUpdateEnd(x_local_, INSERT_VALUES, SCATTER_FORWARD));
+  OPTISTEP_PETSC(VecGhostGetLocalForm(x_local_, &local_form_));
+  OPTISTEP_PETSC(VecGetArrayRead(local_form_, &local_array_));
+  return local_array_;
+}
+
+void FemIncrementalPotential::ReleaseLocal() {
+  OPTISTEP_PETSC(VecRestoreArrayRead(local_form_, &local_array_));
+  OPTISTEP_PETSC(VecGhostRestoreLocalForm(x_local_, &local_form_));
+}
+
+void FemIncrementalPotential::BeginStep(Vec x_n, Vec v_n, double dt, double t_next) {
+  dt_ = dt;
+  t_next_ = t_next;
+  OPTISTEP_PETSC(VecCopy(x_n, x_n_));
+  OPTISTEP_PETSC(VecWAXPY(x_hat_, dt, v_n, x_n));
+  if (beta_ > 0.0) {
+    if (!stiffness_n_) stiffness_n_ = NewHessianMatrix();
+    OPTISTEP_PETSC(MatZeroEntries(stiffness_n_));
+    const PetscScalar* xl = LoadLocal(x_n_);
+    AddElasticHessian(xl, stiffness_n_, true);
+    ReleaseLocal();
+    ScopedPhase phase(Phase::kAssembly);
+    OPTISTEP_PETSC(MatAssemblyBegin(stiffness_n_, MAT_FINAL_ASSEMBLY));
+    OPTISTEP_PETSC(MatAssemblyEnd(stiffness_n_, MAT_FINAL_ASSEMBLY));
+  }
+}
+
+void FemIncrementalPotential::ApplyDirichlet(Vec x) const {
+  PetscScalar* xa = nullptr;
+  OPTISTEP_PETSC(VecGetArray(x, &xa));
+  for (PetscInt l = 0; l < model_.mesh().n_owned; ++l)
+    if (model_.IsConstrained(static_cast<int>(l))) {
+      const Vec3 target = model_.DirichletTarget(static_cast<int>(l), t_next_);
+      for (int d = 0; d < 3; ++d) xa[3 * l + d] = target[d];
+    }
+  OPTISTEP_PETSC(VecRestoreArray(x, &xa));
+}
+
+PetscReal FemIncrementalPotential::Energy(Vec x) {
+  ScopedPhase phase(Phase::kEnergy);
+  return Evaluate(x, nullptr);
+}
+
+void FemIncrementalPotential::Gradient(Vec x, Vec g) {
+  ScopedPhase phase(Phase::kGradient);
+  Evaluate(x, g);
+}
+
+PetscReal FemIncrementalPotential::EnergyAndGradient(Vec x, Vec g) {
+  ScopedPhase phase(Phase::kGradient);
+  return Evaluate(x, g);
+}
+
+PetscReal FemIncrementalPotential::Evaluate(Vec x, Vec g) {
+  const DistributedTetMesh& mesh = model_.mesh();
+  const PetscScalar* xl = LoadLocal(x);
+  PetscScalar* ga = nullptr;
+  if (g) {
+    OPTISTEP_PETSC(VecSet(g, 0.0));
+    OPTISTEP_PETSC(VecGetArray(g, &ga));
+  }
+  double energy = 0.0;
+  // Elastic term, eq. 5's sum_e V_e Psi(F_e): one loop over local tets.
+  for (size_t e = 0; e < mesh.tets.size(); ++e) {
+    const auto& t = mesh.tets[e];
+    const auto& beta = model_.Beta(static_cast<int>(e));
+    const Mat3 F = DeformationGradient(TetPositions(xl, t), beta);
+    const double V = model_.RestVolume(static_cast<int>(e));
+    double psi = 0.0;
+    if (ga) {
+      Mat3 P;
+      psi = model_.MaterialOf(static_cast<int>(e)).PsiAndP(F, &P);
+      const Eigen::Matrix<double, 3, 4> forces = V * P * beta;  // dPsi/dx_a = V P beta_a
+      for (int a = 0; a < 4; ++a)
+        if (t[a] < mesh.n_owned)
+          for (int d = 0; d < 3; ++d) ga[3 * t[a] + d] += forces(d, a);
+    } else {
+      psi = model_.MaterialOf(static_cast<int>(e)).Psi(F);
+    }
+    if (mesh.tet_counted[e]) energy += V * psi;
+  }
+  // Inertia, gravity and collision penalties, node by node (owned nodes).
+  const PetscScalar* xh = nullptr;
+  OPTISTEP_PETSC(VecGetArrayRead(x_hat_, &xh));
+  const Vec3& gravity = model_.gravity();
+  const double inv_dt2 = 1.0 / (dt_ * dt_);
+  for (PetscInt l = 0; l < mesh.n_owned; ++l) {
+    const double m = model_.Mass(static_cast<int>(l));
+    const Vec3 xi(xl[3 * l], xl[3 * l + 1], xl[3 * l + 2]);
+    const Vec3 dx = xi - Vec3(xh[3 * l], xh[3 * l + 1], xh[3 * l + 2]);
+    energy += 0.5 * m * inv_dt2 * dx.squaredNorm() - m * gravity.dot(xi);
+    Vec3 grad = m * inv_dt2 * dx - m * gravity;
+    for (const auto& c : model_.collision_objects()) energy += c.Penalty(xi, m, &grad, nullptr);
+    if (ga)
+      for (int d = 0; d < 3; ++d) ga[3 * l + d] += grad[d];
+  }
+  OPTISTEP_PETSC(VecRestoreArrayRead(x_hat_, &xh));
+  ReleaseLocal();
+  double total = 0.0;
+  MPI_Allreduce(&energy, &total, 1, MPI_DOUBLE, MPI_SUM, model_.comm());
+  if (ga) OPTISTEP_PETSC(VecRestoreArray(g, &ga));
+  if (beta_ > 0.0) total += DampingEnergyAndGradient(x, g);
+  if (g) {  // Dirichlet rows are projected out
+    OPTISTEP_PETSC(VecGetArray(g, &ga));
+    for (PetscInt l = 0; l < mesh.n_owned; ++l)
+      if (model_.IsConstrained(static_cast<int>(l)))
+        for (int d = 0; d < 3; ++d) ga[3 * l + d] = 0.0;
+    OPTISTEP_PETSC(VecRestoreArray(g, &ga));
+  }
+  return total;
+}
+
+double FemIncrementalPotential::DampingEnergyAndGradient(Vec x, Vec g) {
+  OPTISTEP_PETSC(VecWAXPY(work_, -1.0, x_n_, x));
+  OPTISTEP_PETSC(MatMult(stiffness_n_, work_, work2_));
+  PetscScalar yKy = 0.0;
+  OPTISTEP_PETSC(VecDot(work_, work2_, &yKy));
+  if (g) OPTISTEP_PETSC(VecAXPY(g, beta_ / dt_, work2_));
+  return 0.5 * beta_ / dt_ * yKy;
+}
+
+void FemIncrementalPotential::AddElasticHessian(const PetscScalar* xl, Mat H,
+                                                bool skip_constrained) {
+  const DistributedTetMesh& mesh = model_.mesh();
+  Eigen::Matrix<double, 12, 12, Eigen::RowMajor> block;
+  PetscScalar values[144];
+  for (size_t e = 0; e < mesh.tets.size(); ++e) {
+    const auto& t = mesh.tets[e];
+    const auto& beta = model_.Beta(static_cast<int>(e));
+    const Mat3 F = DeformationGradient(TetPositions(xl, t), beta);
+    const Mat9 dPdF = model_.MaterialOf(static_cast<int>(e)).dPdF(F, project_spd_);
+    const Eigen::Matrix<double, 9, 12> B = DeformationGradientJacobian(beta);
+    block = model_.RestVolume(static_cast<int>(e)) * (B.transpose() * dPdF * B);
+
+    PetscInt rows[4], cols[4];
+    int local_a[4], local_b[4];
+    int n_rows = 0, n_cols = 0;
+    for (int a = 0; a < 4; ++a) {
+      // Constrained nodes (owned or ghost) lose both their rows and their columns, so the
+      // projected matrix stays symmetric.
+      const bool fixed = skip_constrained && model_.IsConstrainedLocal(t[a]);
+      if (!fixed) {
+        cols[n_cols] = t[a];
+        local_b[n_cols++] = a;
+        if (t[a] < mesh.n_owned) {
+          rows[n_rows] = t[a];
+          local_a[n_rows++] = a;
+        }
+      }
+    }
+    if (n_rows == 0) continue;
+    for (int i = 0; i < n_rows; ++i)
+      for (int r = 0; r < 3; ++r)
+        for (int j = 0; j < n_cols; ++j)
+          for (int c = 0; c < 3; ++c)
+            values[(3 * i + r) * (3 * n_cols) + 3 * j + c] =
+                block(3 * local_a[i] + r, 3 * local_b[j] + c);
+    OPTISTEP_PETSC(MatSetValuesBlockedLocal(H, n_rows, rows, n_cols, cols, values, ADD_VALUES));
+  }
+}
+
+void FemIncrementalPotential::Hessian(Vec x, Mat H) {
+  const DistributedTetMesh& mesh = model_.mesh();
+  {
+    ScopedPhase phase(Phase::kHessian);
+    OPTISTEP_PETSC(MatZeroEntries(H));
+    const PetscScalar* xl = LoadLocal(x);
+    AddElasticHessian(xl, H, true);
+    const double inv_dt2 = 1.0 / (dt_ * dt_);
+    PetscScalar values[9];
+    for (PetscInt l = 0; l < mesh.n_owned; ++l) {
+      const double m = model_.Mass(static_cast<int>(l));
+      Mat3 block = m * inv_dt2 * Mat3::Identity();
+      if (!model_.IsConstrained(static_cast<int>(l))) {
+        const Vec3 xi(xl[3 * l], xl[3 * l + 1], xl[3 * l + 2]);
+        for (const auto& c : model_.collision_objects()) c.Penalty(xi, m, nullptr, &block);
+      }
+      for (int r = 0; r < 3; ++r)
+        for (int c = 0; c < 3; ++c) values[3 * r + c] = block(r, c);
+      OPTISTEP_PETSC(MatSetValuesBlockedLocal(H, 1, &l, 1, &l, values, ADD_VALUES));
+    }
+    ReleaseLocal();
+  }
+  {
+    ScopedPhase phase(Phase::kAssembly);
+    OPTISTEP_PETSC(MatAssemblyBegin(H, MAT_FINAL_ASSEMBLY));
+    OPTISTEP_PETSC(MatAssemblyEnd(H, MAT_FINAL_ASSEMBLY));
+    if (beta_ > 0.0) OPTISTEP_PETSC(MatAXPY(H, beta_ / dt_, stiffness_n_, SUBSET_NONZERO_PATTERN));
+  }
+}
+
+Mat FemIncrementalPotential::CreateHessian() {
+  if (!hessian_) hessian_ = NewHessianMatrix();
+  OPTISTEP_PETSC(PetscObjectReference(reinterpret_cast<PetscObject>(hessian_)));
+  return hessian_;
+}
+
+Mat FemIncrementalPotential::NewHessianMatrix() const {
+  Mat H = nullptr;
+  {
+    const DistributedTetMesh& mesh = model_.mesh();
+    std::vector<std::vector<PetscInt>> neighbors(mesh.n_owned);
+    for (const auto& t : mesh.tets)
+      for (int a = 0; a < 4; ++a)
+        if (t[a] < mesh.n_owned)
+          for (int b = 0; b < 4; ++b) neighbors[t[a]].push_back(t[b]);
+    std::vector<PetscInt> d_nnz(mesh.n_owned, 0), o_nnz(mesh.n_owned, 0);
+    for (PetscInt l = 0; l < mesh.n_owned; ++l) {
+      auto& n = neighbors[l];
+      n.push_back(l);
+      std::sort(n.begin(), n.end());
+      n.erase(std::unique(n.begin(), n.end()), n.end());
+      for (PetscInt k : n) (k < mesh.n_owned ? d_nnz[l] : o_nnz[l])++;
+    }
+    OPTISTEP_PETSC(MatCreateBAIJ(model_.comm(), 3, 3 * mesh.n_owned, 3 * mesh.n_owned,
+                                 PETSC_DETERMINE, PETSC_DETERMINE, 0, d_nnz.data(), 0,
+                                 o_nnz.data(), &H));
+    OPTISTEP_PETSC(MatSetLocalToGlobalMapping(H, model_.LocalToGlobal(), model_.LocalToGlobal()));
+    OPTISTEP_PETSC(MatSetOption(H, MAT_NO_OFF_PROC_ENTRIES, PETSC_TRUE));
+    OPTISTEP_PETSC(MatSetOption(H, MAT_SYMMETRIC, PETSC_TRUE));
+    OPTISTEP_PETSC(MatSetOption(H, MAT_SYMMETRY_ETERNAL, PETSC_TRUE));
+    // Rigid-body modes from the reference positions, for algebraic multigrid
+    // (-newton_pc_type gamg).
+    Vec coords = nullptr;
+    OPTISTEP_PETSC(VecCreateMPI(model_.comm(), 3 * mesh.n_owned, PETSC_DETERMINE, &coords));
+    OPTISTEP_PETSC(VecSetBlockSize(coords, 3));
+    PetscScalar* ca = nullptr;
+    OPTISTEP_PETSC(VecGetArray(coords, &ca));
+    for (PetscInt l = 0; l < mesh.n_owned; ++l)
+      for (int d = 0; d < 3; ++d) ca[3 * l + d] = mesh.X[l][d];
+    OPTISTEP_PETSC(VecRestoreArray(coords, &ca));
+    MatNullSpace rigid = nullptr;
+    OPTISTEP_PETSC(MatNullSpaceCreateRigidBody(coords, &rigid));
+    OPTISTEP_PETSC(MatSetNearNullSpace(H, rigid));
+    MatNullSpaceDestroy(&rigid);
+    VecDestroy(&coords);
+  }
+  return H;
+}
+
+void FemIncrementalPotential::CharacteristicNormWeights(Vec w) {
+  // Node-wise characteristic norm (HOT, Wang et al. 2020, Sec. 5.2, after DOT's CN,
+  // Li et al. 2019): tol_i = eps * s_i * A_i with s_i the volume-weighted |dP/dF(I)|_F
+  // of the tets around node i (Pa) and A_i = V_i^(2/3) its characteristic area (m^2),
+  // V_i = sum_e V_e / 4. tol_i is the force (N) that a 100% strain of the node's
+  // surroundings would produce, scaled by eps.
+  const DistributedTetMesh& mesh = model_.mesh();
+  std::vector<double> stiffness_volume(mesh.n_owned, 0.0), volume(mesh.n_owned, 0.0);
+  for (size_t e = 0; e < mesh.tets.size(); ++e) {
+    const double V = model_.RestVolume(static_cast<int>(e));
+    const double s = model_.MaterialOf(static_cast<int>(e)).dPdF(Mat3::Identity(), false).norm();
+    for (int a = 0; a < 4; ++a) {
+      const int n = mesh.tets[e][a];
+      if (n < mesh.n_owned) {
+        stiffness_volume[n] += s * V;
+        volume[n] += V;
+      }
+    }
+  }
+  PetscScalar* wa = nullptr;
+  OPTISTEP_PETSC(VecGetArray(w, &wa));
+  for (PetscInt l = 0; l < mesh.n_owned; ++l) {
+    double tol = PETSC_INFINITY;
+    if (!model_.IsConstrained(static_cast<int>(l)) && volume[l] > 0.0)
+      tol = cn_epsilon_ * stiffness_volume[l] / volume[l] * std::pow(volume[l] / 4.0, 2.0 / 3.0);
+    for (int d = 0; d < 3; ++d) wa[3 * l + d] = tol;
+  }
+  OPTISTEP_PETSC(VecRestoreArray(w, &wa));
+}
+
+void FemIncrementalPotential::TetDiagnostics(Vec x, std::vector<double>* J,
+                                             std::vector<double>* von_mises) {
+  const DistributedTetMesh& mesh = model_.mesh();
+  const PetscScalar* xl = LoadLocal(x);
+  J->clear();
+  von_mises->clear();
+  for (size_t e = 0; e < mesh.tets.size(); ++e) {
+    if (!mesh.tet_counted[e]) continue;
+    const Mat3 F = DeformationGradient(TetPositions(xl, mesh.tets[e]),
+                                       model_.Beta(static_cast<int>(e)));
+    Mat3 P;
+    model_.MaterialOf(static_cast<int>(e)).PsiAndP(F, &P);
+    J->push_back(F.determinant());
+    von_mises->push_back(VonMisesStress(F, P));
+  }
+  ReleaseLocal();
+}
+
+double FemIncrementalPotential::ElasticEnergy(Vec x) {
+  const DistributedTetMesh& mesh = model_.mesh();
+  const PetscScalar* xl = LoadLocal(x);
+  double energy = 0.0;
+  for (size_t e = 0; e < mesh.tets.size(); ++e) {
+    if (!mesh.tet_counted[e]) continue;
+    const Mat3 F = DeformationGradient(TetPositions(xl, mesh.tets[e]),
+                                       model_.Beta(static_cast<int>(e)));
+    energy += model_.RestVolume(static_cast<int>(e)) *
+              model_.MaterialOf(static_cast<int>(e)).Psi(F);
+  }
+  ReleaseLocal();
+  double total = 0.0;
+  MPI_Allreduce(&energy, &total, 1, MPI_DOUBLE, MPI_SUM, model_.comm());
+  return total;
+}
+
+}  // namespace optistep

@@ -1,0 +1,81 @@
+#pragma once
+// Backward-Euler incremental potential of a tetrahedral FEM model (Gast et al. 2015,
+// Sec. 2.2-2.3, eq. 5), over node positions x (m):
+//   E(x) = sum_i m_i |x_i - x_hat_i|^2 / (2 dt^2) + sum_e V_e Psi(F_e(x)) - sum_i m_i g . x_i
+//        + sum_i sum_c k_c m_i max(-phi_c(x_i), 0)^3                     (Sec. 5.2)
+//        + beta / (2 dt) (x - x_n)^T K(x_n) (x - x_n)     (lagged Rayleigh damping, Sec. 4.2)
+// with x_hat = x_n + dt v_n and lumped masses m_i. Units: J. Dirichlet nodes are held at
+// their scripted targets: their gradient rows are zero and their Hessian rows and
+// columns are m_i/dt^2 I (projected out).
+#include <petscmat.h>
+
+#include <vector>
+
+#include "fem/FemModel.hpp"
+#include "solvers/IncrementalPotential.hpp"
+
+namespace optistep {
+
+class FemIncrementalPotential : public IncrementalPotential {
+ public:
+  /// Collective. cn_epsilon: characteristic-norm epsilon (DOT default 1e-5);
+  /// damping_beta: Rayleigh stiffness coefficient (s), 0 disables it.
+  FemIncrementalPotential(FemModel& model, double cn_epsilon, double damping_beta);
+  ~FemIncrementalPotential() override;
+
+  /// Collective. Sets up the step from (x_n, v_n) (owned values, m and m/s) of size dt (s)
+  /// ending at t_next (s), the time at which Dirichlet targets are taken.
+  void BeginStep(Vec x_n, Vec v_n, double dt, double t_next);
+  /// Rank-local: overwrites the constrained rows of x with their targets at t_next.
+  void ApplyDirichlet(Vec x) const;
+  /// With false, Hessian() assembles the true (possibly indefinite) tangent instead of the
+  /// per-element SPD projection; for verification and ablation. Default true.
+  void SetProjectHessian(bool project) { project_spd_ = project; }
+  /// x_hat = x_n + dt v_n of the current step (owned values).
+  Vec InertialTarget() const { return x_hat_; }
+
+  PetscReal Energy(Vec x) override;
+  void Gradient(Vec x, Vec g) override;
+  PetscReal EnergyAndGradient(Vec x, Vec g) override;
+  void Hessian(Vec x, Mat H) override;
+  Mat CreateHessian() override;
+  void CharacteristicNormWeights(Vec w) override;
+  PetscInt GlobalNodeCount() const override { return model_.mesh().n_global_nodes; }
+
+  /// Rank-local, over this rank's counted tets: J = det F and the von Mises stress (Pa)
+  /// at positions x (a ghosted Vec from the model), in counted-tet order.
+  void TetDiagnostics(Vec x, std::vector<double>* J, std::vector<double>* von_mises);
+  /// Collective: elastic energy sum_e V_e Psi(F_e(x)) alone (J), for diagnostics.
+  double ElasticEnergy(Vec x);
+
+ private:
+  /// Copies x's owned values into the ghosted work vector, updates ghosts, and returns
+  /// the local form's array (owned then ghost nodes); release with ReleaseLocal.
+  const PetscScalar* LoadLocal(Vec x);
+  void ReleaseLocal();
+  /// The common pass: energy (always) and the gradient (when g is non-null).
+  PetscReal Evaluate(Vec x, Vec g);
+  /// Adds the projected elastic Hessian blocks of local tets to owned rows of H.
+  void AddElasticHessian(const PetscScalar* xl, Mat H, bool skip_constrained);
+  double DampingEnergyAndGradient(Vec x, Vec g);
+  /// A new, preallocated BAIJ matrix (block size 3) with the Hessian's layout.
+  Mat NewHessianMatrix() const;
+
+  FemModel& model_;
+  double cn_epsilon_;
+  double beta_;
+  bool project_spd_ = true;
+  double dt_ = 0.0;
+  double t_next_ = 0.0;
+  Vec x_n_ = nullptr;
+  Vec x_hat_ = nullptr;
+  Vec x_local_ = nullptr;   // ghosted work vector
+  Vec local_form_ = nullptr;
+  const PetscScalar* local_array_ = nullptr;
+  Vec work_ = nullptr;
+  Vec work2_ = nullptr;
+  Mat hessian_ = nullptr;   // cached; handed out by reference
+  Mat stiffness_n_ = nullptr;  // K(x_n) for damping
+};
+
+}  // namespace optistep

@@ -1,0 +1,81 @@
+#pragma once
+// The distributed tetrahedral FEM model of a scene: mesh share, per-tet reference data,
+// lumped masses, materials, Dirichlet nodes with their scripted motion, collision objects,
+// and the PETSc layout (ghosted Vecs of block size 3, local-to-global mapping).
+#include <petscis.h>
+#include <petscvec.h>
+
+#include <memory>
+#include <vector>
+
+#include "core/Types.hpp"
+#include "io/SceneConfig.hpp"
+#include "materials/Material.hpp"
+#include "model/CollisionObject.hpp"
+#include "model/ScriptedMotion.hpp"
+#include "partition/TetPartition.hpp"
+
+namespace optistep {
+
+class FemModel {
+ public:
+  /// Collective. Throws InputError for a Dirichlet selection that holds no node, and
+  /// for a degenerate tet (zero reference volume), naming it.
+  FemModel(const SceneConfig& scene, DistributedTetMesh mesh);
+  ~FemModel();
+  FemModel(const FemModel&) = delete;
+  FemModel& operator=(const FemModel&) = delete;
+
+  MPI_Comm comm() const { return mesh_.comm; }
+  const DistributedTetMesh& mesh() const { return mesh_; }
+  const SceneConfig& scene() const { return scene_; }
+
+  /// A new ghosted Vec (block size 3, owned nodes then ghosts in the local form).
+  Vec CreateNodeVector() const;
+  ISLocalToGlobalMapping LocalToGlobal() const { return l2g_; }
+
+  // Per local tet.
+  const Eigen::Matrix<double, 3, 4>& Beta(int e) const { return beta_[e]; }
+  double RestVolume(int e) const { return V0_[e]; }
+  const ElasticMaterial& MaterialOf(int e) const { return *materials_[mesh_.tet_body[e]]; }
+
+  // Per owned node.
+  double Mass(int l) const { return mass_[l]; }
+  /// Index into motions() of the condition holding owned node l, or -1 when free.
+  int DirichletOf(int l) const { return dirichlet_[l]; }
+  bool IsConstrained(int l) const { return dirichlet_[l] >= 0; }
+  /// For any local node (owned or ghost): is it a Dirichlet node on its owner?
+  bool IsConstrainedLocal(int l) const { return constrained_local_[l] != 0; }
+  /// Position (m) at time t of constrained owned node l.
+  Vec3 DirichletTarget(int l, double t) const;
+  PetscInt ConstrainedCount() const { return n_constrained_global_; }
+
+  const std::vector<CollisionObject>& collision_objects() const { return collision_objects_; }
+  const Vec3& gravity() const { return scene_.gravity; }
+  /// Total mass of the model (kg), summed deterministically.
+  double TotalMass() const { return total_mass_; }
+
+  /// Fills x with the reference positions and v with the bodies' initial velocities.
+  void InitialState(Vec x, Vec v) const;
+
+ private:
+  void SetUpElements();
+  void SetUpDirichlet();
+
+  SceneConfig scene_;
+  DistributedTetMesh mesh_;
+  std::vector<std::unique_ptr<ElasticMaterial>> materials_;  // per body
+  std::vector<Eigen::Matrix<double, 3, 4>> beta_;
+  std::vector<double> V0_;
+  std::vector<double> mass_;
+  std::vector<int> dirichlet_;
+  std::vector<char> constrained_local_;
+  std::vector<ScriptedMotion> motions_;
+  std::vector<CollisionObject> collision_objects_;
+  PetscInt n_constrained_global_ = 0;
+  double total_mass_ = 0.0;
+  std::vector<PetscInt> ghost_nodes_;
+  ISLocalToGlobalMapping l2g_ = nullptr;
+};
+
+}  // namespace optistep
