@@ -1,0 +1,87 @@
+#pragma once
+// Scenes and meshes made by the tests themselves: structured box meshes written as
+// TetGen .node/.ele files and scene YAML written to a per-run temporary folder.
+#include <mpi.h>
+
+#include <array>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "core/Types.hpp"
+#include "io/SceneConfig.hpp"
+
+namespace optistep::test {
+
+/// A temporary folder shared by all ranks (rank 0 creates it; the name is broadcast).
+inline std::string SharedTempDir(const std::string& tag) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  char buffer[512] = {0};
+  if (rank == 0) {
+    std::string pattern =
+        (std::filesystem::temp_directory_path() / ("optistep_" + tag + "_XXXXXX")).string();
+    std::vector<char> name(pattern.begin(), pattern.end());
+    name.push_back('\0');
+    const char* made = mkdtemp(name.data());
+    std::snprintf(buffer, sizeof(buffer), "%s", made ? made : "/tmp");
+  }
+  MPI_Bcast(buffer, sizeof(buffer), MPI_CHAR, 0, MPI_COMM_WORLD);
+  return buffer;
+}
+
+/// Writes <stem>.node/.ele of the box [0, L] split into nx*ny*nz hexes of 6 tets each
+/// (Kuhn subdivision along the main diagonal, all tets positively oriented). Rank 0
+/// writes; everyone waits. Returns the .node path.
+inline std::string WriteBoxMesh(const std::string& stem, int nx, int ny, int nz, const Vec3& L) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank == 0) {
+    auto id = [&](int i, int j, int k) { return i + (nx + 1) * (j + (ny + 1) * k); };
+    std::vector<Vec3> X;
+    for (int k = 0; k <= nz; ++k)
+      for (int j = 0; j <= ny; ++j)
+        for (int i = 0; i <= nx; ++i)
+          X.emplace_back(L[0] * i / nx, L[1] * j / ny, L[2] * k / nz);
+    // The 6 paths from corner 0 to corner 7 of a hex, one tet each.
+    const int paths[6][2] = {{1, 3}, {1, 5}, {2, 3}, {2, 6}, {4, 5}, {4, 6}};
+    std::vector<std::array<int, 4>> tets;
+    for (int k = 0; k < nz; ++k)
+      for (int j = 0; j < ny; ++j)
+        for (int i = 0; i < nx; ++i) {
+          auto corner = [&](int c) { return id(i + (c & 1), j + ((c >> 1) & 1), k + ((c >> 2) & 1)); };
+          for (const auto& p : paths) {
+            std::array<int, 4> t = {corner(0), corner(p[0]), corner(p[1]), corner(7)};
+            Mat3 D;
+            for (int a = 1; a < 4; ++a) D.col(a - 1) = X[t[a]] - X[t[0]];
+            if (D.determinant() < 0) std::swap(t[2], t[3]);
+            tets.push_back(t);
+          }
+        }
+    std::ofstream node(stem + ".node");
+    node.precision(17);
+    node << X.size() << " 3 0 0\n";
+    for (size_t n = 0; n < X.size(); ++n)
+      node << n << " " << X[n][0] << " " << X[n][1] << " " << X[n][2] << "\n";
+    std::ofstream ele(stem + ".ele");
+    ele << tets.size() << " 4 0\n";
+    for (size_t e = 0; e < tets.size(); ++e)
+      ele << e << " " << tets[e][0] << " " << tets[e][1] << " " << tets[e][2] << " "
+          << tets[e][3] << "\n";
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  return stem + ".node";
+}
+
+/// Writes a scene file (rank 0) and reads it back on every rank.
+inline SceneConfig MakeScene(const std::string& path, const std::string& yaml,
+                             const std::vector<std::string>& overrides = {}) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank == 0) std::ofstream(path) << yaml;
+  MPI_Barrier(MPI_COMM_WORLD);
+  return ReadSceneConfig(path, overrides);
+}
+
+}  // namespace optistep::test
