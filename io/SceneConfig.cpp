@@ -506,8 +506,8 @@ SceneConfig ParseScene(const Field& root, const std::string& path) {
   return scene;
 }
 
-/// Applies one --set "a.b.0.c=value" to the document. The parent of the last key must
-/// exist; the last key may be new in a map.
+/// Applies one --set "a.b.0.c=value" to the document. Missing maps on the path are
+/// created; sequence items must exist.
 void ApplyOverride(YAML::Node& root, const std::string& file, const std::string& override_text) {
   const auto fail = [&](const std::string& message) {
     throw InputError(file + ": --set '" + override_text + "': " + message);
@@ -552,7 +552,11 @@ void ApplyOverride(YAML::Node& root, const std::string& file, const std::string&
         parent[key] = value;
         return;
       }
-      if (!lookup[key].IsDefined()) fail("no key '" + key + "' in " + where);
+      if (!lookup[key].IsDefined()) {
+        // A missing map on the way is created (e.g. --set solver.tau=1e-8 in a scene with
+        // no solver block); the schema check afterwards rejects keys that do not exist.
+        parent[key] = YAML::Node(YAML::NodeType::Map);
+      }
       child.reset(lookup[key]);
     } else {
       fail(where + " is " + Describe(parent) + ", so it has no key '" + key + "'");

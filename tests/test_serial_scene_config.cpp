@@ -444,8 +444,9 @@ TEST_F(SceneConfigTest, BadOverrides) {
   const std::string path = Write("o.yaml", kMinimal);
   EXPECT_EQ(ErrorOf(path, {"bodies.3.material.E=1"}),
             path + ": --set 'bodies.3.material.E=1': bodies has no item 3 (it has 1)");
-  EXPECT_EQ(ErrorOf(path, {"solver.tau=1"}),
-            path + ": --set 'solver.tau=1': no key 'solver' in the top level");
+  // A missing map on the path is created; a key the schema lacks is then refused.
+  EXPECT_EQ(ReadSceneConfig(path, {"solver.tau=1"}).solver.tau, 1.0);
+  EXPECT_NE(ErrorOf(path, {"solvr.tau=1"}).find("solvr"), std::string::npos);
   EXPECT_EQ(
       ErrorOf(path, {"bodies.first.name=a"}),
       path + ": --set 'bodies.first.name=a': bodies is a sequence, and 'first' is not an index");

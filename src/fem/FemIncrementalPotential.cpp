@@ -256,9 +256,22 @@ Mat FemIncrementalPotential::NewHessianMatrix() const {
       n.erase(std::unique(n.begin(), n.end()), n.end());
       for (PetscInt k : n) (k < mesh.n_owned ? d_nnz[l] : o_nnz[l])++;
     }
-    OPTISTEP_PETSC(MatCreateBAIJ(model_.comm(), 3, 3 * mesh.n_owned, 3 * mesh.n_owned,
-                                 PETSC_DETERMINE, PETSC_DETERMINE, 0, d_nnz.data(), 0,
-                                 o_nnz.data(), &H));
+    // AIJ with block size 3 by default: every PC works on it (GAMG and hypre do not take
+    // BAIJ in PETSc 3.18); -hessian_mat_type baij|sbaij selects the blocked formats.
+    OPTISTEP_PETSC(MatCreate(model_.comm(), &H));
+    OPTISTEP_PETSC(MatSetSizes(H, 3 * mesh.n_owned, 3 * mesh.n_owned, PETSC_DETERMINE,
+                               PETSC_DETERMINE));
+    OPTISTEP_PETSC(MatSetBlockSize(H, 3));
+    OPTISTEP_PETSC(MatSetType(H, MATAIJ));
+    OPTISTEP_PETSC(MatSetOptionsPrefix(H, "hessian_"));
+    OPTISTEP_PETSC(MatSetFromOptions(H));
+    // Full row counts serve SBAIJ as (generous) upper-triangle counts too.
+    OPTISTEP_PETSC(MatXAIJSetPreallocation(H, 3, d_nnz.data(), o_nnz.data(), d_nnz.data(),
+                                           o_nnz.data()));
+    PetscBool symmetric_storage = PETSC_FALSE;
+    OPTISTEP_PETSC(PetscObjectTypeCompareAny(reinterpret_cast<PetscObject>(H), &symmetric_storage,
+                                             MATSBAIJ, MATSEQSBAIJ, MATMPISBAIJ, ""));
+    if (symmetric_storage) OPTISTEP_PETSC(MatSetOption(H, MAT_IGNORE_LOWER_TRIANGULAR, PETSC_TRUE));
     OPTISTEP_PETSC(MatSetLocalToGlobalMapping(H, model_.LocalToGlobal(), model_.LocalToGlobal()));
     OPTISTEP_PETSC(MatSetOption(H, MAT_NO_OFF_PROC_ENTRIES, PETSC_TRUE));
     OPTISTEP_PETSC(MatSetOption(H, MAT_SYMMETRIC, PETSC_TRUE));

@@ -58,7 +58,7 @@ class FemIncrementalPotential : public IncrementalPotential {
   /// Adds the projected elastic Hessian blocks of local tets to owned rows of H.
   void AddElasticHessian(const PetscScalar* xl, Mat H, bool skip_constrained);
   double DampingEnergyAndGradient(Vec x, Vec g);
-  /// A new, preallocated BAIJ matrix (block size 3) with the Hessian's layout.
+  /// A new, preallocated matrix (AIJ, block size 3; -hessian_mat_type) with the Hessian's layout.
   Mat NewHessianMatrix() const;
 
   FemModel& model_;
