@@ -1,0 +1,93 @@
+#pragma once
+// Seeding MPM particles inside a shape, a given number per grid cell.
+//
+// The MPM grid has its nodes at (i, j, k) dx and its cells [i dx, (i+1) dx) x ... (m).
+// Each cell (i, j, k) draws ppc candidate points, uniformly and independently, from a
+// random stream seeded by (seed, i, j, k) alone; a candidate is a particle when it lies
+// inside the shape (and inside the sampled region). So a particle does not depend on
+// which other cells are sampled, in which order, or by which rank: sampling a region
+// in pieces and taking the union gives exactly the particles of the whole, which is what
+// makes the seeding independent of the rank count.
+//
+// Particle ids are derived from the cell and the candidate's index s in it (0 <= s <
+// ppc), not assigned after a sort: id = (((k + 2^17) 2^18 + (j + 2^17)) 2^18 + (i + 2^17))
+// 2^9 + s, a non-negative int64. Ids are unique and rank-count independent but not
+// contiguous (rejected candidates leave gaps); increasing id is (k, j, i, s) order.
+// Limits that follow: cell indices in [-2^17, 2^17) on every axis, ppc <= 512. Ids are
+// unique within one body (one shape); two bodies that share a cell reuse the same ids,
+// so a scene of several bodies must tell them apart itself (e.g. (body, id) pairs), and
+// should give each body its own seed, or overlapping bodies get coincident particles.
+//
+// Each particle stands for the volume V0_p = dx^3 / ppc (ParticleVolume): a cell fully
+// inside holds exactly ppc particles and its volume dx^3; a boundary cell holds, on
+// average, ppc times the fraction of it inside, so the sum of V0_p over a body is a
+// Monte Carlo estimate of its volume.
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/Types.hpp"
+#include "io/TetMesh.hpp"
+#include "mpm/Shapes.hpp"
+
+namespace optistep::mpm {
+
+/// Particles seeded in a shape: positions x (m, one Vec3 per particle) and global ids
+/// (see the file comment), both in increasing-id order.
+struct SampledParticles {
+  std::vector<Vec3> x;
+  std::vector<int64_t> id;
+};
+
+/// Largest particles-per-cell count the ids can encode.
+inline constexpr int kMaxParticlesPerCell = 512;
+
+/// Initial particle volume V0_p = dx^3 / ppc (m^3), dx in m.
+inline double ParticleVolume(double dx, int ppc) { return dx * dx * dx / ppc; }
+
+/// The generic core: every particle of the cells that meet `region` whose position p
+/// satisfies region.lo <= p < region.hi (half-open, so boxes that tile space split the
+/// particles exactly) and inside(p). Candidate offsets within a cell are multiples of
+/// 2^-32 dx plus 2^-33 dx, so no candidate lies on a cell face. An empty result is not an
+/// error here: a rank's piece of a body may hold no particle (the caller sampling a whole
+/// body checks, as Sample does). Rank-local, not collective; inside is called once per
+/// candidate, from this thread.
+/// Throws InputError, naming `name`, unless 0 < dx < inf, 1 <= ppc <= 512, the region
+/// is finite with lo <= hi, and its cells have indices in [-2^17, 2^17).
+SampledParticles SampleInside(const std::function<bool(const Vec3&)>& inside, const Aabb& region,
+                              double dx, int ppc, uint64_t seed,
+                              const std::string& name = "particle sampling");
+
+/// Particles inside shape: SampleInside over shape.Bounds(). Throws what SampleInside
+/// throws and InputError "<shape>: holds no particle ..." when none falls inside.
+SampledParticles Sample(const Shape& shape, double dx, int ppc, uint64_t seed);
+
+/// The solid covered by the tets of a mesh. Inside test: barycentric coordinates in the
+/// tets listed in x's bin of a uniform grid of tets (about 2 tets per bin), inside when
+/// all 4 are >= -1e-12 (the tolerance keeps points on a face shared by two tets from
+/// falling between them).
+class TetMeshShape : public Shape {
+ public:
+  /// Validates mesh (ValidateTets; errors name `name`, e.g. the file) and builds the
+  /// grid. Keeps 12 doubles per tet. Rank-local.
+  TetMeshShape(const TetMeshData& mesh, std::string name);
+
+  bool Inside(const Vec3& x) const override;
+  /// The nodes' bounding box, padded by 1e-9 of its largest extent.
+  Aabb Bounds() const override { return grid_.Bounds(); }
+  const std::string& Name() const override { return name_; }
+
+ private:
+  /// Corner x0 of a tet and the inverse of its edge matrix [x1-x0, x2-x0, x3-x0].
+  struct Tet {
+    Vec3 x0;
+    Mat3 inverse_edges;
+  };
+
+  std::string name_;
+  std::vector<Tet> tets_;
+  AabbGrid grid_;
+};
+
+}  // namespace optistep::mpm
