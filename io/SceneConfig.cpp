@@ -4,7 +4,8 @@
 //  - Field: one YAML value and its key path ("bodies[0].material.E"); its To() overloads
 //    read one value type each and report "expected X, got Y" against that path;
 //  - MapView: a map whose keys were checked against the allowed list on construction,
-//    with Read (optional key), Require, ExactlyOne and Restrict (keys of one variant).
+//    with Read (optional key), Require, ExactlyOne and Restrict (keys of one variant);
+//    TypedMap builds one whose `type` (or `model`) key picks the variant.
 // Every rank parses the same text, so every rank throws the same InputError.
 #include "io/SceneConfig.hpp"
 
@@ -12,6 +13,7 @@
 
 #include <Eigen/Geometry>
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -244,13 +246,57 @@ class MapView {
   Field self_;
 };
 
-/// min and max keys of a box, min <= max componentwise.
-void ReadBox(const MapView& m, Vec3& min, Vec3& max) {
+/// min and max keys of a box, min <= max componentwise (min < max if `solid`).
+void ReadBox(const MapView& m, Vec3& min, Vec3& max, bool solid = false) {
   m.Require("min").To(min);
   m.Require("max").To(max);
-  if ((min.array() > max.array()).any())
-    m.self().Error("expected min <= max componentwise, got min " + FormatVec(min) + " and max " +
-                   FormatVec(max));
+  if (solid ? (min.array() >= max.array()).any() : (min.array() > max.array()).any())
+    m.self().Error(std::string("expected min ") + (solid ? "<" : "<=") +
+                   " max componentwise, got min " + FormatVec(min) + " and max " + FormatVec(max));
+}
+
+/// The keys of a round solid, `type` sphere, cylinder or torus, into a ShapeConfig or a
+/// CollisionObjectConfig: center and axis (normalized) optional, radius > 0 (sphere,
+/// cylinder), 0 < minor_radius < major_radius (torus), half_length > 0 (cylinder;
+/// required if `capped`, else optional and possibly infinite).
+template <class Solid>
+void ReadRoundSolid(const MapView& m, const std::string& type, bool capped, Solid* solid) {
+  m.Read("center", solid->center);
+  if (m.Has("axis")) m.Get("axis").ToDirection(solid->axis);
+  if (type == "torus") {
+    m.Require("major_radius").To(solid->major_radius, kPositive);
+    m.Require("minor_radius").To(solid->minor_radius, Range{0.0, solid->major_radius, true, true});
+    return;
+  }
+  m.Require("radius").To(solid->radius, kPositive);
+  if (type != "cylinder") return;
+  if (capped)
+    m.Require("half_length").To(solid->half_length, kPositive);
+  else
+    m.Read("half_length", solid->half_length, Range{0.0, kInf, true, false, true});
+}
+
+/// A map whose required key `type_key` picks one of `types`; the map may hold the keys of
+/// `common` (which lists type_key) and those of the picked type, type_keys[*type].
+MapView TypedMap(const Field& f, const std::string& type_key, const Names& types,
+                 const std::vector<Names>& type_keys, Names common, std::size_t* type) {
+  Names all_keys = common;
+  for (const Names& keys : type_keys)
+    for (const std::string& key : keys)
+      if (std::find(all_keys.begin(), all_keys.end(), key) == all_keys.end())
+        all_keys.push_back(key);
+  const MapView m(f, all_keys);
+  *type = m.Require(type_key).ToChoice(types);
+  common.insert(common.end(), type_keys[*type].begin(), type_keys[*type].end());
+  m.Restrict(common, "for " + type_key + " " + types[*type]);
+  return m;
+}
+
+/// Unless the scene is MPM, an InputError at the first of `keys` present in m.
+void MpmOnlyKeys(bool mpm, const MapView& m, const Names& keys) {
+  for (const std::string& key : keys)
+    if (!mpm && m.Has(key))
+      m.Get(key).Error("only MPM scenes (discretization: mpm) take '" + key + "'");
 }
 
 template <class T, class ParseItem>
@@ -265,13 +311,28 @@ const Names kIntegrators = {"backward_euler"};
 const Names kMaterialModels = {"fixed_corotated", "stable_neo_hookean", "linear"};
 const Names kMethods = {"newton"};
 const Names kTerminations = {"characteristic_norm", "absolute"};
+const Names kDiscretizations = {"fem", "mpm"};
+const Names kBoundaries = {"sticky", "slip"};
+const Names kPlasticityModels = {"none", "snow", "von_mises"};
+const std::vector<Names> kPlasticityModelKeys = {
+    {}, {"theta_c", "theta_s", "hardening"}, {"yield_stress"}};
 // Order of the Kind enums.
 const Names kAxes = {"x", "y", "z"};
 const Names kEnds = {"min", "max"};
-const Names kCollisionTypes = {"half_space", "sphere", "box", "cylinder"};
-const Names kCollisionCommonKeys = {"type", "name", "stiffness", "friction"};
+const Names kBodySources = {"mesh", "surface", "shape"};
+const Names kShapeTypes = {"box", "sphere", "cylinder", "torus"};
+const Names kCollisionTypes = {"half_space", "sphere", "box", "cylinder", "torus"};
+// Keys of each shape and collision type.
+const Names kBoxKeys = {"min", "max"};
+const Names kSphereKeys = {"center", "radius"};
+const Names kCylinderKeys = {"center", "radius", "axis", "half_length"};
+const Names kTorusKeys = {"center", "axis", "major_radius", "minor_radius"};
+const std::vector<Names> kShapeTypeKeys = {kBoxKeys, kSphereKeys, kCylinderKeys, kTorusKeys};
+const Names kCollisionCommonKeys = {"type", "name", "stiffness", "friction", "boundary", "motion"};
 const std::vector<Names> kCollisionTypeKeys = {
-    {"point", "normal"}, {"center", "radius"}, {"min", "max"}, {"center", "radius", "axis"}};
+    {"point", "normal"}, kSphereKeys, kBoxKeys, kCylinderKeys, kTorusKeys};
+
+constexpr double kMpmCnEpsilon = 1e-7;  // HOT (Wang et al. 2020) Sec. 7.1
 
 TimeConfig ParseTime(const Field& f) {
   const MapView m(f, {"dt", "frame_rate", "frame_dt", "frames", "end_time", "max_dt_halvings"});
@@ -322,27 +383,78 @@ TransformConfig ParseTransform(const Field& f) {
   return transform;
 }
 
-MaterialConfig ParseMaterial(const Field& f) {
-  const MapView m(f, {"model", "E", "nu", "density"});
+PlasticityConfig ParsePlasticity(const Field& f) {
+  std::size_t model = 0;
+  const MapView m =
+      TypedMap(f, "model", kPlasticityModels, kPlasticityModelKeys, {"model"}, &model);
+  PlasticityConfig plasticity;
+  plasticity.model = kPlasticityModels[model];
+  m.Read("theta_c", plasticity.theta_c, Range{0.0, 1.0, true, true});
+  m.Read("theta_s", plasticity.theta_s, kNonNegative);
+  m.Read("hardening", plasticity.hardening, kNonNegative);
+  if (plasticity.model == "von_mises")
+    m.Require("yield_stress").To(plasticity.yield_stress, kPositive);
+  return plasticity;
+}
+
+MaterialConfig ParseMaterial(const Field& f, bool mpm) {
+  const MapView m(f, {"model", "E", "nu", "density", "plasticity"});
   MaterialConfig material;
   m.Read("model", material.model, kMaterialModels);
   m.Require("E").To(material.E, kPositive);
   m.Require("nu").To(material.nu, Range{0.0, 0.5, false, true});
   m.Require("density").To(material.density, kPositive);
+  MpmOnlyKeys(mpm, m, {"plasticity"});
+  if (m.Has("plasticity")) material.plasticity = ParsePlasticity(m.Get("plasticity"));
   return material;
 }
 
-BodyConfig ParseBody(const Field& f, std::size_t i, const fs::path& scene_folder) {
-  const MapView m(f, {"name", "mesh", "transform", "material", "initial_velocity"});
+ShapeConfig ParseShape(const Field& f) {
+  std::size_t type = 0;
+  const MapView m = TypedMap(f, "type", kShapeTypes, kShapeTypeKeys, {"type"}, &type);
+  ShapeConfig shape;
+  shape.kind = static_cast<ShapeConfig::Kind>(type);
+  if (shape.kind == ShapeConfig::Kind::kBox)
+    ReadBox(m, shape.box_min, shape.box_max, /*solid=*/true);
+  else
+    ReadRoundSolid(m, kShapeTypes[type], /*capped=*/true, &shape);
+  return shape;
+}
+
+/// A file path, resolved against the scene's folder unless absolute.
+std::string ReadPath(const Field& f, const fs::path& scene_folder) {
+  std::string path;
+  f.To(path);
+  return fs::path(path).is_absolute() ? path : (scene_folder / path).lexically_normal().string();
+}
+
+BodyConfig ParseBody(const Field& f, std::size_t i, const fs::path& scene_folder, bool mpm) {
+  const MapView m(f, {"name", "mesh", "surface", "shape", "transform", "material",
+                      "initial_velocity"});
   BodyConfig body;
   body.name = "body" + std::to_string(i);
   m.Read("name", body.name);
-  std::string mesh;
-  m.Require("mesh").To(mesh);
-  body.mesh =
-      fs::path(mesh).is_absolute() ? mesh : (scene_folder / mesh).lexically_normal().string();
+  MpmOnlyKeys(mpm, m, {"surface", "shape"});
+  if (mpm) body.source = static_cast<BodyConfig::Source>(m.ExactlyOne(kBodySources));
+  switch (body.source) {
+    case BodyConfig::Source::kMesh:
+      body.mesh = ReadPath(m.Require("mesh"), scene_folder);
+      break;
+    case BodyConfig::Source::kSurface: {
+      body.surface = ReadPath(m.Get("surface"), scene_folder);
+      std::string extension = fs::path(body.surface).extension().string();
+      std::transform(extension.begin(), extension.end(), extension.begin(),
+                     [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+      if (extension != ".off" && extension != ".stl")
+        m.Get("surface").Expected("a path ending in .off or .stl");
+      break;
+    }
+    case BodyConfig::Source::kShape:
+      body.shape = ParseShape(m.Get("shape"));
+      break;
+  }
   body.transform = ParseTransform(m.Get("transform"));
-  body.material = ParseMaterial(m.Require("material"));
+  body.material = ParseMaterial(m.Require("material"), mpm);
   m.Read("initial_velocity", body.initial_velocity);
   return body;
 }
@@ -385,6 +497,11 @@ MotionSegmentConfig ParseSegment(const Field& f) {
   return segment;
 }
 
+std::vector<MotionSegmentConfig> ParseMotion(const Field& f) {
+  return ParseList<MotionSegmentConfig>(
+      f, [](const Field& item, std::size_t) { return ParseSegment(item); });
+}
+
 BoundaryConditionConfig ParseBoundaryCondition(const Field& f, std::size_t i,
                                                const Names& body_names) {
   const MapView m(f, {"name", "select", "motion"});
@@ -392,30 +509,24 @@ BoundaryConditionConfig ParseBoundaryCondition(const Field& f, std::size_t i,
   bc.name = "bc" + std::to_string(i);
   m.Read("name", bc.name);
   bc.select = ParseSelection(m.Require("select"), body_names);
-  bc.motion = ParseList<MotionSegmentConfig>(
-      m.Get("motion"), [](const Field& item, std::size_t) { return ParseSegment(item); });
+  bc.motion = ParseMotion(m.Get("motion"));
   return bc;
 }
 
-CollisionObjectConfig ParseCollisionObject(const Field& f) {
-  Names all_keys = kCollisionCommonKeys;
-  for (const Names& keys : kCollisionTypeKeys)
-    for (const std::string& key : keys)
-      if (std::find(all_keys.begin(), all_keys.end(), key) == all_keys.end())
-        all_keys.push_back(key);
-  const MapView m(f, all_keys);
-
+CollisionObjectConfig ParseCollisionObject(const Field& f, bool mpm) {
+  std::size_t type = 0;
+  const MapView m =
+      TypedMap(f, "type", kCollisionTypes, kCollisionTypeKeys, kCollisionCommonKeys, &type);
   CollisionObjectConfig object;
-  const std::size_t type = m.Require("type").ToChoice(kCollisionTypes);
-  Names allowed = kCollisionCommonKeys;
-  allowed.insert(allowed.end(), kCollisionTypeKeys[type].begin(), kCollisionTypeKeys[type].end());
-  m.Restrict(allowed, "for type " + kCollisionTypes[type]);
   object.kind = static_cast<CollisionObjectConfig::Kind>(type);
+  using Kind = CollisionObjectConfig::Kind;
+  MpmOnlyKeys(mpm, m, {"motion"});
 
   m.Read("name", object.name);
   m.Read("stiffness", object.stiffness, kPositive);
   m.Read("friction", object.friction, kNonNegative);
-  using Kind = CollisionObjectConfig::Kind;
+  m.Read("boundary", object.boundary, kBoundaries);
+  object.motion = ParseMotion(m.Get("motion"));
   switch (object.kind) {
     case Kind::kHalfSpace:
       m.Read("point", object.point);
@@ -424,21 +535,33 @@ CollisionObjectConfig ParseCollisionObject(const Field& f) {
     case Kind::kBox:
       ReadBox(m, object.box_min, object.box_max);
       break;
-    case Kind::kCylinder:
-      if (m.Has("axis")) m.Get("axis").ToDirection(object.axis);
-      [[fallthrough]];
     case Kind::kSphere:
-      m.Read("center", object.center);
-      m.Require("radius").To(object.radius, kPositive);
+    case Kind::kCylinder:
+    case Kind::kTorus:
+      ReadRoundSolid(m, kCollisionTypes[type], /*capped=*/false, &object);
       break;
   }
   return object;
 }
 
-SolverConfig ParseSolver(const Field& f) {
+MpmConfig ParseMpm(const Field& f) {
+  const MapView m(f, {"dx", "ppc", "cfl", "flip", "repartition_threshold", "seed", "matrix_free"});
+  MpmConfig mpm;
+  m.Require("dx").To(mpm.dx, kPositive);
+  m.Read("ppc", mpm.ppc, kPositiveInteger);
+  m.Read("cfl", mpm.cfl, Range{0.0, 1.0, true, false});
+  m.Read("flip", mpm.flip, Range{0.0, 1.0});
+  m.Read("repartition_threshold", mpm.repartition_threshold, Range{1.0, kInf, true});
+  m.Read("seed", mpm.seed, kNonNegative);
+  m.Read("matrix_free", mpm.matrix_free);
+  return mpm;
+}
+
+SolverConfig ParseSolver(const Field& f, bool mpm) {
   const MapView m(f, {"method", "termination", "cn_epsilon", "tau", "max_iterations", "kappa",
                       "step_clamp", "forcing_sigma", "best_of_two_guesses"});
   SolverConfig solver;
+  if (mpm) solver.cn_epsilon = kMpmCnEpsilon;
   m.Read("method", solver.method, kMethods);
   m.Read("termination", solver.termination, kTerminations);
   m.Read("cn_epsilon", solver.cn_epsilon, kPositive);
@@ -462,20 +585,26 @@ std::string ParsePetscOptions(const Field& f) {
 }
 
 SceneConfig ParseScene(const Field& root, const std::string& path) {
-  const MapView m(root, {"name", "gravity", "integrator", "time", "bodies", "boundary_conditions",
-                         "collision_objects", "solver", "damping", "output", "petsc_options"});
+  const MapView m(root, {"name", "gravity", "integrator", "discretization", "mpm", "time",
+                         "bodies", "boundary_conditions", "collision_objects", "solver",
+                         "damping", "output", "petsc_options"});
   SceneConfig scene;
   scene.path = path;
   scene.name = fs::path(path).stem().string();
   m.Read("name", scene.name);
   m.Read("gravity", scene.gravity);
   m.Read("integrator", scene.integrator, kIntegrators);
+  m.Read("discretization", scene.discretization, kDiscretizations);
+  const bool mpm = scene.discretization == "mpm";
+  MpmOnlyKeys(mpm, m, {"mpm"});
+  if (mpm) scene.mpm = ParseMpm(m.Require("mpm"));
   scene.time = ParseTime(m.Require("time"));
 
   const fs::path scene_folder = fs::path(path).parent_path();
   const Field bodies = m.Require("bodies");
   scene.bodies = ParseList<BodyConfig>(
-      bodies, [&](const Field& item, std::size_t i) { return ParseBody(item, i, scene_folder); });
+      bodies,
+      [&](const Field& item, std::size_t i) { return ParseBody(item, i, scene_folder, mpm); });
   if (scene.bodies.empty()) bodies.Expected("a non-empty sequence of bodies");
   Names body_names;
   for (std::size_t i = 0; i < scene.bodies.size(); ++i) {
@@ -494,8 +623,8 @@ SceneConfig ParseScene(const Field& root, const std::string& path) {
       });
   scene.collision_objects = ParseList<CollisionObjectConfig>(
       m.Get("collision_objects"),
-      [](const Field& item, std::size_t) { return ParseCollisionObject(item); });
-  scene.solver = ParseSolver(m.Get("solver"));
+      [&](const Field& item, std::size_t) { return ParseCollisionObject(item, mpm); });
+  scene.solver = ParseSolver(m.Get("solver"), mpm);
   MapView(m.Get("damping"), {"stiffness_beta"})
       .Read("stiffness_beta", scene.damping.stiffness_beta, kNonNegative);
   const MapView output(m.Get("output"), {"directory", "every"});

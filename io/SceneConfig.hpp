@@ -25,19 +25,56 @@ struct TransformConfig {
   Vec3 Apply(const Vec3& x) const;
 };
 
+/// Plasticity of an MPM material: a return mapping applied per particle after each step
+/// (src/mpm/Plasticity.hpp, which converts this to mpm::PlasticityParameters with
+/// PlasticityModelFromName(model), xi = hardening, tau_Y = yield_stress). Defaults of the
+/// snow model: Stomakhin et al. 2013, "A material point method for snow simulation",
+/// Table 2. Each model takes only its own keys.
+struct PlasticityConfig {
+  std::string model = "none";  ///< none | snow | von_mises
+  double theta_c = 2.5e-2;     ///< snow: critical compression (-), in (0, 1)
+  double theta_s = 7.5e-3;     ///< snow: critical stretch (-), >= 0
+  double hardening = 10.0;     ///< snow: hardening coefficient xi (-), >= 0
+  double yield_stress = 0.0;   ///< von_mises: tau_Y (Pa), > 0, required (no default)
+};
+
 /// Constitutive model of a body. E in Pa, nu dimensionless in [0, 0.5), density kg/m^3.
 struct MaterialConfig {
   std::string model = "fixed_corotated";  ///< fixed_corotated | stable_neo_hookean | linear
   double E = 0.0;
   double nu = 0.0;
   double density = 0.0;
+  PlasticityConfig plasticity;  ///< MPM only (an InputError in FEM scenes)
 };
 
-/// One body: a tetrahedral mesh file (.ele/.node pair given by either file, or .msh),
-/// placed by a transform, with one material and an initial velocity (m/s).
+/// An analytic solid that MPM particles are sampled from (src/mpm/Shapes.hpp), in the
+/// body's own coordinates (m): the body transform then places it, so a shape point x
+/// ends up at R (s .* x) + t (a sphere under a non-uniform scale is an ellipsoid).
+/// center defaults to the origin and axis to +y (normalized on read).
+struct ShapeConfig {
+  enum class Kind { kBox, kSphere, kCylinder, kTorus };
+  Kind kind = Kind::kBox;
+  Vec3 box_min = Vec3::Zero();  ///< kBox, box_min < box_max componentwise
+  Vec3 box_max = Vec3::Zero();  ///< kBox
+  Vec3 center = Vec3::Zero();   ///< kSphere, kCylinder, kTorus
+  Vec3 axis = Vec3::UnitY();    ///< kCylinder, kTorus: axis of revolution
+  double radius = 0.0;          ///< kSphere, kCylinder, > 0
+  double half_length = 0.0;     ///< kCylinder (capped): half the length along axis, > 0
+  double major_radius = 0.0;    ///< kTorus: R, > 0
+  double minor_radius = 0.0;    ///< kTorus: r, in (0, R)
+};
+
+/// One body, from exactly one source: a tetrahedral mesh file (.ele/.node pair given by
+/// either file, or .msh), or, in MPM scenes only, a closed triangle surface (.off or
+/// .stl) or an analytic shape. The transform places every source; one material; an
+/// initial velocity (m/s).
 struct BodyConfig {
+  enum class Source { kMesh, kSurface, kShape };
   std::string name;
-  std::string mesh;  ///< resolved against the scene file's folder unless absolute
+  Source source = Source::kMesh;
+  std::string mesh;     ///< kMesh; resolved against the scene file's folder unless absolute
+  std::string surface;  ///< kSurface (MPM only); resolved like mesh
+  ShapeConfig shape;    ///< kShape (MPM only)
   TransformConfig transform;
   MaterialConfig material;
   Vec3 initial_velocity = Vec3::Zero();
@@ -71,7 +108,9 @@ struct MotionSegmentConfig {
   Vec3 axis = Vec3::UnitX();     ///< kRotate, normalized on read
   double angular_velocity = 0.0; ///< kRotate, rad/s, right-handed about axis
   /// kRotate: a point on the rotation axis (m). When not given in the scene
-  /// (has_center = false), the centroid of the selected nodes at t = 0.
+  /// (has_center = false) the user of the segment picks it: for a boundary condition the
+  /// centroid of the selected nodes at t = 0, for a collision object its own center
+  /// (sphere, cylinder, torus), point (half-space) or box center.
   Vec3 center = Vec3::Zero();
   bool has_center = false;
 };
@@ -86,20 +125,33 @@ struct BoundaryConditionConfig {
 
 /// Analytic collision object, handled as a penalty energy k * m_i * max(-phi, 0)^3
 /// per node (Gast et al. 2015 Sec. 5.2) with Coulomb friction applied after the solve.
-/// phi is the signed distance, negative inside the obstacle.
+/// phi is the signed distance, negative inside the obstacle. motion is MPM only (an
+/// InputError in FEM scenes, whose obstacles stay put).
 struct CollisionObjectConfig {
-  enum class Kind { kHalfSpace, kSphere, kBox, kCylinder };
+  enum class Kind { kHalfSpace, kSphere, kBox, kCylinder, kTorus };
   Kind kind = Kind::kHalfSpace;
   std::string name;
   Vec3 point = Vec3::Zero();   ///< kHalfSpace: a point on the plane
   Vec3 normal = Vec3::UnitY(); ///< kHalfSpace: outward normal (normalized on read)
-  Vec3 center = Vec3::Zero();  ///< kSphere, kCylinder (a point on the axis)
+  Vec3 center = Vec3::Zero();  ///< kSphere, kCylinder, kTorus (a point on the axis)
   double radius = 0.0;         ///< kSphere, kCylinder, m, > 0
   Vec3 box_min = Vec3::Zero(); ///< kBox
   Vec3 box_max = Vec3::Zero(); ///< kBox
-  Vec3 axis = Vec3::UnitY();   ///< kCylinder (normalized on read); infinite length
+  Vec3 axis = Vec3::UnitY();   ///< kCylinder, kTorus (normalized on read)
+  /// kCylinder: capped at |axial offset from center| < half_length (m, > 0); infinite
+  /// (uncapped) by default.
+  double half_length = std::numeric_limits<double>::infinity();
+  double major_radius = 0.0;   ///< kTorus: R, m, > 0
+  double minor_radius = 0.0;   ///< kTorus: r, m, in (0, R)
   double stiffness = 1e5;      ///< k, 1/(m s^2): energy per unit mass per m^3 penetration
   double friction = 0.0;       ///< Coulomb coefficient mu >= 0
+  /// MPM grid-node projection at the object: "sticky" zeroes the node's velocity relative
+  /// to the object, "slip" removes only its inward normal part. Read in FEM scenes too,
+  /// and ignored there.
+  std::string boundary = "sticky";
+  /// Scripted rigid motion of the object (MPM only), same segments as a boundary
+  /// condition's; empty: the object stays put.
+  std::vector<MotionSegmentConfig> motion;
 };
 
 /// Time stepping. Steps end on frame boundaries: each frame of length frame_dt is cut
@@ -116,7 +168,9 @@ struct SolverConfig {
   std::string method = "newton";
   /// Termination: "characteristic_norm" (default) or "absolute" (Gast's tau).
   std::string termination = "characteristic_norm";
-  double cn_epsilon = 1e-5;   ///< DOT (Li et al. 2019) Sec. 6 default for FEM
+  /// Characteristic-norm epsilon. When the scene does not give it: 1e-5 for FEM (DOT, Li
+  /// et al. 2019, Sec. 6; the value here), 1e-7 for MPM (HOT, Wang et al. 2020, Sec. 7.1).
+  double cn_epsilon = 1e-5;
   double tau = 1e-6;          ///< absolute gradient norm tolerance (N), "absolute" only
   int max_iterations = 200;   ///< Newton iteration cap per step
   double kappa = 1e-2;        ///< downhill check (Gast Sec. 3.1)
@@ -130,6 +184,25 @@ struct DampingConfig {
   double stiffness_beta = 0.0;
 };
 
+/// The MPM discretization (top-level key `mpm`, required exactly when discretization is
+/// "mpm"): a background grid of spacing dx and particles sampled in each body.
+struct MpmConfig {
+  double dx = 0.0;            ///< grid spacing, m, > 0, required
+  int ppc = 8;                ///< particles sampled per grid cell, integer >= 1
+  /// CFL number: dt is capped at cfl dx / max_p |v_p|; in (0, 1] (Gast et al. 2015
+  /// Sec. 6.3; HOT, Wang et al. 2020, Sec. 7.1).
+  double cfl = 0.6;
+  /// Fraction of FLIP in a PIC/FLIP blend of the grid-to-particle velocity, in [0, 1];
+  /// 0 transfers with APIC (Jiang et al. 2015).
+  double flip = 0.0;
+  /// Particles are repartitioned across ranks when max/mean particles per rank exceeds
+  /// this, > 1.
+  double repartition_threshold = 1.2;
+  int seed = 1;               ///< seed of the particle sampling, integer >= 0
+  /// PN-PCG(MF): the Newton Hessian as a MatShell applied matrix-free, not assembled.
+  bool matrix_free = false;
+};
+
 struct OutputConfig {
   std::string directory;  ///< relative to the working directory; default "out/<name>"
   int every = 1;          ///< write every N-th frame (frame 0 always)
@@ -141,6 +214,8 @@ struct SceneConfig {
   std::string text;        ///< the file's text; with --set, the overridden tree re-emitted
   Vec3 gravity = Vec3(0.0, -9.81, 0.0);  ///< m/s^2
   std::string integrator = "backward_euler";
+  std::string discretization = "fem";  ///< fem | mpm
+  MpmConfig mpm;                       ///< read only when discretization is "mpm"
   TimeConfig time;
   std::vector<BodyConfig> bodies;
   std::vector<BoundaryConditionConfig> boundary_conditions;

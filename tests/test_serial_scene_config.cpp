@@ -1,7 +1,8 @@
-// ReadSceneConfig (io/SceneConfig.cpp): every schema field read back exactly as written,
-// the documented defaults, frames from end_time, one InputError per class of bad input
-// (message names the file and the key path), --set overrides, mesh path resolution,
-// and TransformConfig::Apply against a hand-computed placement.
+// ReadSceneConfig (io/SceneConfig.cpp): every schema field, FEM and MPM, read back exactly
+// as written, the documented defaults (the MPM ones from Stomakhin et al. 2013 Table 2
+// and HOT Sec. 7.1), frames from end_time, one InputError per class of bad input (message
+// names the file and the key path), --set overrides, mesh path resolution, and
+// TransformConfig::Apply against a hand-computed placement.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -24,6 +25,12 @@ bodies:
   - mesh: bar.msh
     material: {E: 1e5, nu: 0.3, density: 1000}
 )";
+
+struct BadInput {
+  const char* what;
+  std::string text;                       // scene file contents
+  std::vector<std::string> must_contain;  // besides the file name
+};
 
 class SceneConfigTest : public ::testing::Test {
  protected:
@@ -53,6 +60,17 @@ class SceneConfigTest : public ::testing::Test {
     }
     ADD_FAILURE() << "no InputError reading " << path;
     return "";
+  }
+
+  /// Each case is an InputError whose message starts with the file and holds must_contain.
+  void ExpectInputErrors(const std::vector<BadInput>& cases) const {
+    for (const BadInput& c : cases) {
+      const std::string path = Write("bad.yaml", c.text);
+      const std::string message = ErrorOf(path);
+      EXPECT_EQ(message.rfind(path + ": ", 0), 0u) << c.what << ": " << message;
+      for (const std::string& part : c.must_contain)
+        EXPECT_NE(message.find(part), std::string::npos) << c.what << ": " << message;
+    }
   }
 
   fs::path dir_;
@@ -98,7 +116,9 @@ collision_objects:
      stiffness: 2e5, friction: 0.4}
   - {type: sphere, center: [1, 2, 3], radius: 0.75}
   - {type: box, min: [0, 0, 0], max: [1, 1, 1]}
-  - {type: cylinder, center: [0, 1, 0], radius: 0.2, axis: [2, 0, 0]}
+  - {type: cylinder, center: [0, 1, 0], radius: 0.2, axis: [2, 0, 0], half_length: 0.5,
+     boundary: slip}
+  - {type: torus, center: [0, 2, 0], axis: [0, 0, 1], major_radius: 1, minor_radius: 0.25}
 solver:
   method: newton
   termination: absolute
@@ -174,7 +194,7 @@ petsc_options: [-newton_ksp_type cg, -newton_pc_type jacobi]
   EXPECT_FALSE(pull.motion[2].has_center);
   EXPECT_EQ(pull.motion[2].start, 0.0);
 
-  ASSERT_EQ(s.collision_objects.size(), 4u);
+  ASSERT_EQ(s.collision_objects.size(), 5u);
   const CollisionObjectConfig& floor = s.collision_objects[0];
   EXPECT_EQ(floor.kind, CollisionObjectConfig::Kind::kHalfSpace);
   EXPECT_EQ(floor.name, "floor");
@@ -190,6 +210,12 @@ petsc_options: [-newton_ksp_type cg, -newton_pc_type jacobi]
   EXPECT_EQ(s.collision_objects[3].kind, CollisionObjectConfig::Kind::kCylinder);
   EXPECT_EQ(s.collision_objects[3].axis, Vec3(1, 0, 0));
   EXPECT_EQ(s.collision_objects[3].radius, 0.2);
+  EXPECT_EQ(s.collision_objects[3].half_length, 0.5);
+  EXPECT_EQ(s.collision_objects[3].boundary, "slip");  // read, and ignored by FEM
+  EXPECT_EQ(s.collision_objects[4].kind, CollisionObjectConfig::Kind::kTorus);
+  EXPECT_EQ(s.collision_objects[4].center, Vec3(0, 2, 0));
+  EXPECT_EQ(s.collision_objects[4].major_radius, 1.0);
+  EXPECT_EQ(s.collision_objects[4].minor_radius, 0.25);
 
   EXPECT_EQ(s.solver.method, "newton");
   EXPECT_EQ(s.solver.termination, "absolute");
@@ -219,7 +245,10 @@ TEST_F(SceneConfigTest, Defaults) {
   EXPECT_EQ(s.time.max_dt_halvings, 8);
   ASSERT_EQ(s.bodies.size(), 1u);
   EXPECT_EQ(s.bodies[0].name, "body0");
+  EXPECT_EQ(s.discretization, "fem");
+  EXPECT_EQ(s.bodies[0].source, BodyConfig::Source::kMesh);
   EXPECT_EQ(s.bodies[0].material.model, "fixed_corotated");
+  EXPECT_EQ(s.bodies[0].material.plasticity.model, "none");
   EXPECT_EQ(s.bodies[0].transform.Apply(Vec3(1, 2, 3)), Vec3(1, 2, 3));
   EXPECT_EQ(s.bodies[0].initial_velocity, Vec3::Zero());
   EXPECT_TRUE(s.boundary_conditions.empty());
@@ -227,6 +256,7 @@ TEST_F(SceneConfigTest, Defaults) {
   const SolverConfig solver_defaults;
   EXPECT_EQ(s.solver.termination, "characteristic_norm");
   EXPECT_EQ(s.solver.cn_epsilon, solver_defaults.cn_epsilon);
+  EXPECT_EQ(s.solver.cn_epsilon, 1e-5);  // DOT (Li et al. 2019) Sec. 6
   EXPECT_EQ(s.solver.max_iterations, solver_defaults.max_iterations);
   EXPECT_TRUE(s.solver.best_of_two_guesses);
   EXPECT_EQ(s.damping.stiffness_beta, 0.0);
@@ -246,6 +276,8 @@ TEST_F(SceneConfigTest, Defaults) {
   EXPECT_FALSE(named.boundary_conditions[0].select.end_max);
   EXPECT_EQ(named.collision_objects[0].stiffness, CollisionObjectConfig().stiffness);
   EXPECT_EQ(named.collision_objects[0].friction, 0.0);
+  EXPECT_EQ(named.collision_objects[0].boundary, "sticky");
+  EXPECT_TRUE(named.collision_objects[0].motion.empty());
   EXPECT_EQ(named.petsc_options, "-newton_ksp_type cg -newton_pc_type jacobi");
 }
 
@@ -290,20 +322,14 @@ TEST_F(SceneConfigTest, TransformApply) {
   EXPECT_EQ(per_axis.Apply(Vec3(1, 1, 1)), Vec3(2, 3, 4));
 }
 
-struct BadInput {
-  const char* what;
-  std::string text;                       // scene file contents
-  std::vector<std::string> must_contain;  // besides the file name
-};
-
 TEST_F(SceneConfigTest, BadInputsNameFileAndKey) {
   const std::string body = "bodies: [{mesh: m.msh, material: {E: 1e5, nu: 0.3, density: 1000}}]\n";
   const std::string time = "time: {frame_rate: 24, frames: 2}\n";
   const std::vector<BadInput> cases = {
       {"unknown key",
        time + "bodies: [{mesh: m.msh, materail: {E: 1, nu: 0, density: 1}}]\n",
-       {"bodies[0].materail: unknown key (known: name, mesh, transform, material, "
-        "initial_velocity)"}},
+       {"bodies[0].materail: unknown key (known: name, mesh, surface, shape, transform, "
+        "material, initial_velocity)"}},
       {"unknown top-level key", time + body + "gravitty: [0, 0, 0]\n", {"gravitty: unknown key"}},
       {"wrong type",
        time + body + "gravity: down\n",
@@ -383,11 +409,11 @@ TEST_F(SceneConfigTest, BadInputsNameFileAndKey) {
       {"key of another collision type",
        time + body + "collision_objects: [{type: half_space, normal: [0,1,0], radius: 1}]\n",
        {"collision_objects[0].radius: not allowed for type half_space (allowed: type, name, "
-        "stiffness, friction, point, normal)"}},
+        "stiffness, friction, boundary, motion, point, normal)"}},
       {"unknown collision type",
        time + body + "collision_objects: [{type: cone}]\n",
-       {"collision_objects[0].type: expected one of half_space, sphere, box, cylinder, got "
-        "'cone'"}},
+       {"collision_objects[0].type: expected one of half_space, sphere, box, cylinder, torus, "
+        "got 'cone'"}},
       {"kappa = 1",
        time + body + "solver: {kappa: 1}\n",
        {"solver.kappa: expected a number in (0, 1), got '1'"}},
@@ -398,13 +424,274 @@ TEST_F(SceneConfigTest, BadInputsNameFileAndKey) {
        time + "bodies: {mesh: m.msh}\n",
        {"bodies: expected a sequence, got a map"}},
   };
-  for (const BadInput& c : cases) {
-    const std::string path = Write("bad.yaml", c.text);
-    const std::string message = ErrorOf(path);
-    EXPECT_EQ(message.rfind(path + ": ", 0), 0u) << c.what << ": " << message;
-    for (const std::string& part : c.must_contain)
-      EXPECT_NE(message.find(part), std::string::npos) << c.what << ": " << message;
-  }
+  ExpectInputErrors(cases);
+}
+
+TEST_F(SceneConfigTest, MpmSceneRoundTripsEveryField) {
+  const std::string path = Write("mpm.yaml", R"(# every MPM key of the schema
+discretization: mpm
+mpm: {dx: 0.02, ppc: 27, cfl: 0.4, flip: 0.95, repartition_threshold: 1.5, seed: 7,
+      matrix_free: true}
+time: {frame_rate: 24, frames: 1}
+bodies:
+  - name: snowball
+    shape: {type: sphere, center: [0, 1, 0], radius: 0.25}
+    transform: {translate: [0, 0.5, 0]}
+    material: {E: 1.4e5, nu: 0.2, density: 400,
+               plasticity: {model: snow, theta_c: 0.019, theta_s: 0.0045, hardening: 7}}
+  - name: bar
+    shape: {type: box, min: [0, 0, 0], max: [1, 0.1, 0.2]}
+    material: {E: 1e6, nu: 0.3, density: 1000,
+               plasticity: {model: von_mises, yield_stress: 2e4}}
+  - name: pipe
+    shape: {type: cylinder, center: [1, 2, 3], axis: [0, 0, 2], radius: 0.1, half_length: 0.5}
+    material: {E: 1, nu: 0, density: 1, plasticity: {model: none}}
+  - name: ring
+    shape: {type: torus, center: [0, 0, 1], axis: [3, 0, 4], major_radius: 0.3,
+            minor_radius: 0.1}
+    material: {E: 1, nu: 0, density: 1}
+  - name: bunny
+    surface: meshes/bunny.STL
+    material: {E: 1, nu: 0, density: 1}
+  - name: beam
+    mesh: meshes/beam.msh
+    material: {E: 1, nu: 0, density: 1}
+collision_objects:
+  - type: torus
+    name: stirrer
+    center: [0, 1, 0]
+    axis: [0, 0, 3]
+    major_radius: 0.5
+    minor_radius: 0.125
+    boundary: slip
+    motion:
+      - {rotate: {axis: [0, 2, 0], angular_velocity: 3.5}, end: 1}
+      - {translate: {velocity: [0, -1, 0]}, start: 1}
+  - {type: cylinder, radius: 0.2, half_length: 0.75, axis: [1, 0, 0], boundary: sticky}
+  - {type: half_space, normal: [0, 1, 0],
+     motion: [{rotate: {axis: [0, 0, 1], angular_velocity: 1, center: [1, 2, 3]}}]}
+solver: {method: newton, cn_epsilon: 1e-6}
+)");
+  const SceneConfig s = ReadSceneConfig(path);
+  EXPECT_EQ(s.discretization, "mpm");
+  EXPECT_EQ(s.mpm.dx, 0.02);
+  EXPECT_EQ(s.mpm.ppc, 27);
+  EXPECT_EQ(s.mpm.cfl, 0.4);
+  EXPECT_EQ(s.mpm.flip, 0.95);
+  EXPECT_EQ(s.mpm.repartition_threshold, 1.5);
+  EXPECT_EQ(s.mpm.seed, 7);
+  EXPECT_TRUE(s.mpm.matrix_free);
+  EXPECT_EQ(s.solver.method, "newton");
+  EXPECT_EQ(s.solver.cn_epsilon, 1e-6);
+
+  ASSERT_EQ(s.bodies.size(), 6u);
+  using Source = BodyConfig::Source;
+  using Shape = ShapeConfig::Kind;
+  const BodyConfig& snowball = s.bodies[0];
+  EXPECT_EQ(snowball.source, Source::kShape);
+  EXPECT_EQ(snowball.shape.kind, Shape::kSphere);
+  EXPECT_EQ(snowball.shape.center, Vec3(0, 1, 0));
+  EXPECT_EQ(snowball.shape.radius, 0.25);
+  EXPECT_EQ(snowball.transform.translate, Vec3(0, 0.5, 0));
+  const PlasticityConfig& snow = snowball.material.plasticity;
+  EXPECT_EQ(snow.model, "snow");
+  EXPECT_EQ(snow.theta_c, 0.019);
+  EXPECT_EQ(snow.theta_s, 0.0045);
+  EXPECT_EQ(snow.hardening, 7.0);
+  const BodyConfig& bar = s.bodies[1];
+  EXPECT_EQ(bar.shape.kind, Shape::kBox);
+  EXPECT_EQ(bar.shape.box_min, Vec3(0, 0, 0));
+  EXPECT_EQ(bar.shape.box_max, Vec3(1, 0.1, 0.2));
+  EXPECT_EQ(bar.material.plasticity.model, "von_mises");
+  EXPECT_EQ(bar.material.plasticity.yield_stress, 2e4);
+  const ShapeConfig& pipe = s.bodies[2].shape;
+  EXPECT_EQ(pipe.kind, Shape::kCylinder);
+  EXPECT_EQ(pipe.center, Vec3(1, 2, 3));
+  EXPECT_EQ(pipe.axis, Vec3(0, 0, 1));
+  EXPECT_EQ(pipe.radius, 0.1);
+  EXPECT_EQ(pipe.half_length, 0.5);
+  EXPECT_EQ(s.bodies[2].material.plasticity.model, "none");
+  const ShapeConfig& ring = s.bodies[3].shape;
+  EXPECT_EQ(ring.kind, Shape::kTorus);
+  EXPECT_EQ(ring.center, Vec3(0, 0, 1));
+  EXPECT_EQ(ring.axis, Vec3(0.6, 0, 0.8));  // [3, 0, 4] / 5
+  EXPECT_EQ(ring.major_radius, 0.3);
+  EXPECT_EQ(ring.minor_radius, 0.1);
+  EXPECT_EQ(s.bodies[4].source, Source::kSurface);
+  EXPECT_EQ(s.bodies[4].surface, (dir_ / "meshes/bunny.STL").string());
+  EXPECT_EQ(s.bodies[4].mesh, "");
+  EXPECT_EQ(s.bodies[5].source, Source::kMesh);
+  EXPECT_EQ(s.bodies[5].mesh, (dir_ / "meshes/beam.msh").string());
+
+  ASSERT_EQ(s.collision_objects.size(), 3u);
+  const CollisionObjectConfig& stirrer = s.collision_objects[0];
+  EXPECT_EQ(stirrer.kind, CollisionObjectConfig::Kind::kTorus);
+  EXPECT_EQ(stirrer.name, "stirrer");
+  EXPECT_EQ(stirrer.center, Vec3(0, 1, 0));
+  EXPECT_EQ(stirrer.axis, Vec3(0, 0, 1));
+  EXPECT_EQ(stirrer.major_radius, 0.5);
+  EXPECT_EQ(stirrer.minor_radius, 0.125);
+  EXPECT_EQ(stirrer.boundary, "slip");
+  ASSERT_EQ(stirrer.motion.size(), 2u);
+  EXPECT_EQ(stirrer.motion[0].kind, MotionSegmentConfig::Kind::kRotate);
+  EXPECT_EQ(stirrer.motion[0].axis, Vec3(0, 1, 0));
+  EXPECT_EQ(stirrer.motion[0].angular_velocity, 3.5);
+  EXPECT_FALSE(stirrer.motion[0].has_center);  // the MPM code uses the torus center
+  EXPECT_EQ(stirrer.motion[0].end, 1.0);
+  EXPECT_EQ(stirrer.motion[1].kind, MotionSegmentConfig::Kind::kTranslate);
+  EXPECT_EQ(stirrer.motion[1].velocity, Vec3(0, -1, 0));
+  EXPECT_EQ(stirrer.motion[1].start, 1.0);
+  const CollisionObjectConfig& capped = s.collision_objects[1];
+  EXPECT_EQ(capped.kind, CollisionObjectConfig::Kind::kCylinder);
+  EXPECT_EQ(capped.half_length, 0.75);
+  EXPECT_EQ(capped.axis, Vec3(1, 0, 0));
+  EXPECT_EQ(capped.boundary, "sticky");
+  EXPECT_TRUE(capped.motion.empty());
+  ASSERT_EQ(s.collision_objects[2].motion.size(), 1u);
+  EXPECT_TRUE(s.collision_objects[2].motion[0].has_center);
+  EXPECT_EQ(s.collision_objects[2].motion[0].center, Vec3(1, 2, 3));
+}
+
+TEST_F(SceneConfigTest, MpmDefaults) {
+  const SceneConfig s = ReadSceneConfig(Write("m.yaml", R"(discretization: mpm
+mpm: {dx: 0.01}
+time: {frame_rate: 24, frames: 1}
+bodies:
+  - shape: {type: sphere, radius: 1}
+    material: {E: 1, nu: 0, density: 1, plasticity: {model: snow}}
+  - shape: {type: torus, major_radius: 1, minor_radius: 0.5}
+    material: {E: 1, nu: 0, density: 1}
+collision_objects: [{type: cylinder, radius: 1}]
+)"));
+  EXPECT_EQ(s.mpm.dx, 0.01);
+  EXPECT_EQ(s.mpm.ppc, 8);
+  EXPECT_EQ(s.mpm.cfl, 0.6);  // Gast et al. 2015 Sec. 6.3, HOT Sec. 7.1
+  EXPECT_EQ(s.mpm.flip, 0.0);
+  EXPECT_EQ(s.mpm.repartition_threshold, 1.2);
+  EXPECT_EQ(s.mpm.seed, 1);
+  EXPECT_FALSE(s.mpm.matrix_free);
+  EXPECT_EQ(s.solver.cn_epsilon, 1e-7);  // HOT (Wang et al. 2020) Sec. 7.1
+  EXPECT_EQ(s.bodies[0].shape.center, Vec3::Zero());
+  EXPECT_EQ(s.bodies[1].shape.axis, Vec3::UnitY());
+  // Stomakhin et al. 2013, Table 2.
+  const PlasticityConfig& snow = s.bodies[0].material.plasticity;
+  EXPECT_EQ(snow.theta_c, 2.5e-2);
+  EXPECT_EQ(snow.theta_s, 7.5e-3);
+  EXPECT_EQ(snow.hardening, 10.0);
+  EXPECT_EQ(s.bodies[1].material.plasticity.model, "none");
+  const CollisionObjectConfig& cylinder = s.collision_objects[0];
+  EXPECT_EQ(cylinder.half_length, std::numeric_limits<double>::infinity());
+  EXPECT_EQ(cylinder.boundary, "sticky");
+  EXPECT_TRUE(cylinder.motion.empty());
+
+  // A FEM scene turned MPM from the command line: its tet mesh body stays valid, and the
+  // cn_epsilon default follows the discretization.
+  const SceneConfig turned = ReadSceneConfig(
+      Write("bar.yaml", kMinimal), {"discretization=mpm", "mpm.dx=0.05"});
+  EXPECT_EQ(turned.discretization, "mpm");
+  EXPECT_EQ(turned.mpm.dx, 0.05);
+  EXPECT_EQ(turned.bodies[0].source, BodyConfig::Source::kMesh);
+  EXPECT_EQ(turned.solver.cn_epsilon, 1e-7);
+}
+
+TEST_F(SceneConfigTest, BadMpmInputsNameFileAndKey) {
+  const std::string time = "time: {frame_rate: 24, frames: 2}\n";
+  const std::string fem = time + "bodies: [{mesh: m.msh, material: {E: 1, nu: 0, density: 1}}]\n";
+  const std::string head = "discretization: mpm\nmpm: {dx: 0.1}\n" + time;
+  const auto mpm_body = [&](const std::string& source, const std::string& material_extra = "") {
+    return head + "bodies: [{" + source + ", material: {E: 1, nu: 0, density: 1" +
+           material_extra + "}}]\n";
+  };
+  const std::string mpm = mpm_body("shape: {type: sphere, radius: 1}");
+  const std::string only_mpm = ": only MPM scenes (discretization: mpm) take ";
+  const std::vector<BadInput> cases = {
+      {"mpm block in a FEM scene", fem + "mpm: {dx: 0.1}\n", {"mpm" + only_mpm + "'mpm'"}},
+      {"unknown discretization", fem + "discretization: sph\n",
+       {"discretization: expected one of fem, mpm, got 'sph'"}},
+      {"no mpm block", "discretization: mpm\n" + fem, {"mpm: required key is missing"}},
+      {"missing mpm.dx", "discretization: mpm\nmpm: {ppc: 8}\n" + fem,
+       {"mpm.dx: required key is missing"}},
+      {"ppc 0", "discretization: mpm\nmpm: {dx: 0.1, ppc: 0}\n" + fem,
+       {"mpm.ppc: expected an integer >= 1, got '0'"}},
+      {"dx -1", "discretization: mpm\nmpm: {dx: -1}\n" + fem,
+       {"mpm.dx: expected a positive number, got '-1'"}},
+      {"cfl 0", "discretization: mpm\nmpm: {dx: 1, cfl: 0}\n" + fem,
+       {"mpm.cfl: expected a number in (0, 1], got '0'"}},
+      {"flip 1.5", "discretization: mpm\nmpm: {dx: 1, flip: 1.5}\n" + fem,
+       {"mpm.flip: expected a number in [0, 1], got '1.5'"}},
+      {"repartition_threshold 1",
+       "discretization: mpm\nmpm: {dx: 1, repartition_threshold: 1}\n" + fem,
+       {"mpm.repartition_threshold: expected a number > 1, got '1'"}},
+      {"seed -1", "discretization: mpm\nmpm: {dx: 1, seed: -1}\n" + fem,
+       {"mpm.seed: expected an integer >= 0, got '-1'"}},
+      {"unknown mpm key", "discretization: mpm\nmpm: {dx: 1, ppcc: 8}\n" + fem,
+       {"mpm.ppcc: unknown key (known: dx, ppc, cfl, flip, repartition_threshold, seed, "
+        "matrix_free)"}},
+      {"shape in a FEM scene",
+       time + "bodies: [{shape: {type: sphere, radius: 1}, material: {E: 1, nu: 0, density: 1}}]\n",
+       {"bodies[0].shape" + only_mpm + "'shape'"}},
+      {"surface in a FEM scene",
+       time + "bodies: [{surface: s.off, material: {E: 1, nu: 0, density: 1}}]\n",
+       {"bodies[0].surface" + only_mpm + "'surface'"}},
+      {"both mesh and shape", mpm_body("mesh: m.msh, shape: {type: sphere, radius: 1}"),
+       {"bodies[0]: expected exactly one of mesh, surface, shape, got mesh and shape"}},
+      {"no source", mpm_body("name: a"),
+       {"bodies[0]: expected exactly one of mesh, surface, shape, got none"}},
+      {"surface of another format", mpm_body("surface: s.obj"),
+       {"bodies[0].surface: expected a path ending in .off or .stl, got 's.obj'"}},
+      {"sphere radius -1", mpm_body("shape: {type: sphere, radius: -1}"),
+       {"bodies[0].shape.radius: expected a positive number, got '-1'"}},
+      {"torus minor >= major",
+       mpm_body("shape: {type: torus, major_radius: 0.5, minor_radius: 0.5}"),
+       {"bodies[0].shape.minor_radius: expected a number in (0, 0.5), got '0.5'"}},
+      {"flat box", mpm_body("shape: {type: box, min: [0, 0, 0], max: [1, 0, 1]}"),
+       {"bodies[0].shape: expected min < max componentwise, got min [0, 0, 0] and max [1, 0, 1]"}},
+      {"cylinder without half_length", mpm_body("shape: {type: cylinder, radius: 1}"),
+       {"bodies[0].shape.half_length: required key is missing"}},
+      {"zero cylinder axis",
+       mpm_body("shape: {type: cylinder, radius: 1, half_length: 1, axis: [0, 0, 0]}"),
+       {"bodies[0].shape.axis: expected a non-zero vector, got [0, 0, 0]"}},
+      {"key of another shape type", mpm_body("shape: {type: sphere, radius: 1, axis: [0, 1, 0]}"),
+       {"bodies[0].shape.axis: not allowed for type sphere (allowed: type, center, radius)"}},
+      {"unknown shape type", mpm_body("shape: {type: cone}"),
+       {"bodies[0].shape.type: expected one of box, sphere, cylinder, torus, got 'cone'"}},
+      {"von_mises without yield_stress",
+       mpm_body("shape: {type: sphere, radius: 1}", ", plasticity: {model: von_mises}"),
+       {"bodies[0].material.plasticity.yield_stress: required key is missing"}},
+      {"snow key with von_mises",
+       mpm_body("shape: {type: sphere, radius: 1}",
+                ", plasticity: {model: von_mises, yield_stress: 1, theta_c: 0.1}"),
+       {"bodies[0].material.plasticity.theta_c: not allowed for model von_mises (allowed: "
+        "model, yield_stress)"}},
+      {"theta_c 1",
+       mpm_body("shape: {type: sphere, radius: 1}", ", plasticity: {model: snow, theta_c: 1}"),
+       {"bodies[0].material.plasticity.theta_c: expected a number in (0, 1), got '1'"}},
+      {"plasticity without model",
+       mpm_body("shape: {type: sphere, radius: 1}", ", plasticity: {hardening: 1}"),
+       {"bodies[0].material.plasticity.model: required key is missing"}},
+      {"plasticity in a FEM scene",
+       time + "bodies: [{mesh: m.msh, material: {E: 1, nu: 0, density: 1, "
+              "plasticity: {model: snow}}}]\n",
+       {"bodies[0].material.plasticity" + only_mpm + "'plasticity'"}},
+      {"collision motion in a FEM scene",
+       fem + "collision_objects: [{type: sphere, radius: 1, "
+             "motion: [{translate: {velocity: [1, 0, 0]}}]}]\n",
+       {"collision_objects[0].motion" + only_mpm + "'motion'"}},
+      {"unknown boundary value", mpm + "collision_objects: [{type: sphere, radius: 1, "
+                                       "boundary: sliding}]\n",
+       {"collision_objects[0].boundary: expected one of sticky, slip, got 'sliding'"}},
+      {"cylinder half_length 0",
+       fem + "collision_objects: [{type: cylinder, radius: 1, half_length: 0}]\n",
+       {"collision_objects[0].half_length: expected a positive number, got '0'"}},
+      {"torus obstacle minor > major",
+       fem + "collision_objects: [{type: torus, major_radius: 1, minor_radius: 2}]\n",
+       {"collision_objects[0].minor_radius: expected a number in (0, 1), got '2'"}},
+      {"collision motion segment end <= start",
+       mpm + "collision_objects: [{type: sphere, radius: 1, "
+             "motion: [{translate: {velocity: [1, 0, 0]}, start: 2, end: 1}]}]\n",
+       {"collision_objects[0].motion[0].end: expected a number > 2, got '1'"}},
+  };
+  ExpectInputErrors(cases);
 }
 
 TEST_F(SceneConfigTest, MalformedYamlGivesLineAndColumn) {
@@ -460,8 +747,8 @@ TEST_F(SceneConfigTest, BadOverrides) {
   // A new key is accepted by the override and then refused by the schema.
   EXPECT_EQ(ErrorOf(path, {"bodies.0.materail=1"}),
             path +
-                ": bodies[0].materail: unknown key (known: name, mesh, transform, material, "
-                "initial_velocity)");
+                ": bodies[0].materail: unknown key (known: name, mesh, surface, shape, transform, "
+                "material, initial_velocity)");
   EXPECT_EQ(ErrorOf(path, {"time.frames=2.5"}),
             path + ": time.frames: expected an integer >= 1, got '2.5'");
 }
