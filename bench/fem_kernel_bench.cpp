@@ -1,0 +1,187 @@
+// fem_kernel_bench: throughput of the FEM element kernels, in tets per second on one core.
+//
+//   fem_kernel_bench SCENE.yaml [--reps N] [--set key.path=value ...]
+//
+// Loads the scene's bodies through the library (ReadSceneConfig, AssembleSceneMesh), puts
+// every node at a fixed, deterministic deformed position (a stretch and rotation plus a
+// per-node perturbation of 10% of the mean edge length, so F is never trivially the
+// identity), and times, over all tets, the kernels of one Newton iteration exactly as
+// FemIncrementalPotential uses them (Sifakis and Barbic 2012, Sec. 4):
+//   energy+gradient  F = sum_a x_a beta_a^T, Psi and P = PsiAndP(F), f_a = V P beta_a
+//   hessian          dP/dF projected to SPD (Teran et al. 2005), K_e = V B^T dP/dF B (12x12)
+//   total            both, as one pass
+// Each is run N times (default 5); the best and the median repetition are reported.
+// No MPI, no PETSc objects and no assembly: this is the per-element arithmetic only, the
+// part of OsGradient and OsHessian that scales with the tet count.
+// Prints a table, then one line "kernel_tets_per_s <total, best>" for scripts.
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/Error.hpp"
+#include "fem/TetElement.hpp"
+#include "io/SceneConfig.hpp"
+#include "materials/Material.hpp"
+#include "model/SceneMesh.hpp"
+
+namespace {
+
+using namespace optistep;
+using Beta = Eigen::Matrix<double, 3, 4>;
+
+/// A deterministic value in [-1, 1] from a node id and a component (splitmix64).
+double Hash(std::uint64_t id, int component) {
+  std::uint64_t z = id * 3 + static_cast<std::uint64_t>(component) + 0x9e3779b97f4a7c15ULL;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  z ^= z >> 31;
+  return static_cast<double>(z >> 11) / static_cast<double>(1ULL << 52) - 1.0;
+}
+
+struct Element {
+  std::array<int, 4> nodes;
+  Beta beta;
+  double V0;
+  const ElasticMaterial* material;
+};
+
+struct Timing {
+  double best = 0.0;
+  double median = 0.0;
+};
+
+/// Runs kernel `reps` times; seconds of the best and the median repetition.
+Timing TimeRepetitions(int reps, const std::function<double()>& kernel, double* checksum) {
+  std::vector<double> seconds;
+  for (int r = 0; r < reps; ++r) {
+    const auto start = std::chrono::steady_clock::now();
+    *checksum += kernel();
+    const auto stop = std::chrono::steady_clock::now();
+    seconds.push_back(std::chrono::duration<double>(stop - start).count());
+  }
+  std::sort(seconds.begin(), seconds.end());
+  return {seconds.front(), seconds[seconds.size() / 2]};
+}
+
+int Run(int argc, char** argv) {
+  std::string scene_path;
+  std::vector<std::string> overrides;
+  int reps = 5;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--reps" && i + 1 < argc) {
+      reps = std::atoi(argv[++i]);
+    } else if (a == "--set" && i + 1 < argc) {
+      overrides.push_back(argv[++i]);
+    } else if (scene_path.empty() && a[0] != '-') {
+      scene_path = a;
+    } else {
+      std::fprintf(stderr, "usage: fem_kernel_bench SCENE.yaml [--reps N] [--set k=v ...]\n");
+      return 1;
+    }
+  }
+  if (scene_path.empty() || reps < 1) {
+    std::fprintf(stderr, "usage: fem_kernel_bench SCENE.yaml [--reps N] [--set k=v ...]\n");
+    return 1;
+  }
+
+  const SceneConfig scene = ReadSceneConfig(scene_path, overrides);
+  const GlobalTetMesh mesh = AssembleSceneMesh(scene);
+  std::vector<std::unique_ptr<ElasticMaterial>> materials;
+  for (const BodyConfig& body : scene.bodies)
+    materials.push_back(MakeMaterial(
+        body.material.model,
+        LameParameters::FromYoungPoisson(body.material.E, body.material.nu)));
+
+  std::vector<Element> elements(mesh.tets.size());
+  double volume = 0.0;
+  for (size_t e = 0; e < mesh.tets.size(); ++e) {
+    const auto& t = mesh.tets[e];
+    Mat3 Dm;
+    for (int a = 1; a < 4; ++a) Dm.col(a - 1) = mesh.X[t[a]] - mesh.X[t[0]];
+    elements[e] = {t, ShapeGradients(Dm.inverse()), std::abs(Dm.determinant()) / 6.0,
+                   materials[mesh.tet_body[e]].get()};
+    volume += elements[e].V0;
+  }
+  // Edge length of a regular tet of the mean volume: V = h^3 / (6 sqrt 2).
+  const double h = std::cbrt(6.0 * std::sqrt(2.0) * volume / elements.size());
+  const Mat3 A = Eigen::AngleAxisd(0.3, Vec3(1, 2, 3).normalized()).toRotationMatrix() *
+                 Vec3(1.2, 0.9, 0.95).asDiagonal();
+  std::vector<Vec3> x(mesh.X.size());
+  for (size_t n = 0; n < x.size(); ++n)
+    x[n] = A * mesh.X[n] + 0.1 * h * Vec3(Hash(n, 0), Hash(n, 1), Hash(n, 2));
+
+  auto positions = [&](const Element& el) {
+    return std::array<Vec3, 4>{x[el.nodes[0]], x[el.nodes[1]], x[el.nodes[2]], x[el.nodes[3]]};
+  };
+  auto energy_gradient = [&](const Element& el, double* psi) {
+    const Mat3 F = DeformationGradient(positions(el), el.beta);
+    Mat3 P;
+    *psi = el.V0 * el.material->PsiAndP(F, &P);
+    const Beta forces = el.V0 * P * el.beta;  // dPsi/dx_a = V P beta_a
+    return forces.sum();
+  };
+  auto hessian = [&](const Element& el) {
+    const Mat3 F = DeformationGradient(positions(el), el.beta);
+    const Mat9 dPdF = el.material->dPdF(F, true);
+    const Eigen::Matrix<double, 9, 12> B = DeformationGradientJacobian(el.beta);
+    const Mat12 K = el.V0 * (B.transpose() * dPdF * B);
+    return K.trace();
+  };
+
+  double checksum = 0.0;
+  const Timing t_eg = TimeRepetitions(reps, [&] {
+    double s = 0.0, psi = 0.0;
+    for (const Element& el : elements) s += energy_gradient(el, &psi) + psi;
+    return s;
+  }, &checksum);
+  const Timing t_h = TimeRepetitions(reps, [&] {
+    double s = 0.0;
+    for (const Element& el : elements) s += hessian(el);
+    return s;
+  }, &checksum);
+  const Timing t_all = TimeRepetitions(reps, [&] {
+    double s = 0.0, psi = 0.0;
+    for (const Element& el : elements) s += energy_gradient(el, &psi) + psi + hessian(el);
+    return s;
+  }, &checksum);
+
+  const double n = static_cast<double>(elements.size());
+  std::printf("fem_kernel_bench: %s: %zu nodes, %zu tets, %s, %d repetitions, 1 core\n",
+              scene.path.c_str(), mesh.X.size(), elements.size(),
+              scene.bodies.front().material.model.c_str(), reps);
+  std::printf("%-34s %12s %12s %12s\n", "kernel", "best s", "tets/s best", "tets/s median");
+  auto row = [&](const char* name, const Timing& t) {
+    std::printf("%-34s %12.4f %12.4g %12.4g\n", name, t.best, n / t.best, n / t.median);
+  };
+  row("energy+gradient (PsiAndP, V P beta)", t_eg);
+  row("projected Hessian (dPdF, 12x12)", t_h);
+  row("total (one pass)", t_all);
+  std::printf("checksum %.6e\n", checksum);
+  std::printf("kernel_tets_per_s %.6g\n", n / t_all.best);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return Run(argc, argv);
+  } catch (const optistep::InputError& e) {
+    std::fprintf(stderr, "fem_kernel_bench: error: %s\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "fem_kernel_bench: internal error: %s\n", e.what());
+    return 3;
+  }
+}
