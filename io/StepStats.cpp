@@ -7,8 +7,9 @@
 
 namespace optistep {
 
-StepStats::StepStats(MPI_Comm comm, const std::string& csv_path, bool print)
-    : comm_(comm), print_(print) {
+StepStats::StepStats(MPI_Comm comm, const std::string& csv_path, bool print,
+                     std::vector<std::string> extra_columns)
+    : comm_(comm), print_(print), extra_columns_(std::move(extra_columns)) {
   int rank = 0;
   MPI_Comm_rank(comm_, &rank);
   std::string error;
@@ -22,6 +23,7 @@ StepStats::StepStats(MPI_Comm comm, const std::string& csv_path, bool print)
                    "gradient_norm,wall_s");
       for (int p = 0; p < static_cast<int>(Phase::kCount); ++p)
         std::fprintf(csv_, ",t_%s", PhaseName(static_cast<Phase>(p)));
+      for (const auto& column : extra_columns_) std::fprintf(csv_, ",%s", column.c_str());
       std::fprintf(csv_, "\n");
       std::fflush(csv_);
     }
@@ -44,10 +46,12 @@ void StepStats::Record(const StepRecord& r) {
   MPI_Comm_rank(comm_, &rank);
   if (rank != 0) return;
   if (print_) {
-    std::printf("step %6ld  t %.6f  dt %.4e  newton %3d  cg %5d  cn %.2e  E %+.8e  %.3f s%s\n",
+    std::printf("step %6ld  t %.6f  dt %.4e  newton %3d  cg %5d  cn %.2e  E %+.8e  %.3f s",
                 r.step, r.t, r.dt, r.solve.iterations, r.solve.linear_iterations,
-                r.solve.cn_residual, r.solve.energy, r.wall,
-                r.halvings > 0 ? "  (dt halved)" : "");
+                r.solve.cn_residual, r.solve.energy, r.wall);
+    for (size_t k = 0; k < extra_columns_.size() && k < r.extra.size(); ++k)
+      std::printf("  %s %g", extra_columns_[k].c_str(), r.extra[k]);
+    std::printf("%s\n", r.halvings > 0 ? "  (dt halved)" : "");
     std::fflush(stdout);
   }
   if (csv_) {
@@ -55,6 +59,8 @@ void StepStats::Record(const StepRecord& r) {
                  r.halvings, r.solve.iterations, r.solve.linear_iterations, r.solve.cn_residual,
                  r.solve.energy, r.solve.gradient_norm, r.wall);
     for (int p = 0; p < kPhases; ++p) std::fprintf(csv_, ",%.6f", max[p]);
+    for (size_t k = 0; k < extra_columns_.size(); ++k)
+      std::fprintf(csv_, ",%.10g", k < r.extra.size() ? r.extra[k] : 0.0);
     std::fprintf(csv_, "\n");
     std::fflush(csv_);
   }

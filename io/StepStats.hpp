@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "integrators/BackwardEulerIntegrator.hpp"
 
@@ -12,8 +13,10 @@ namespace optistep {
 class StepStats {
  public:
   /// Collective. csv_path empty: no file. Rank 0 writes; the header row comes first.
-  /// print: also print one line per step to stdout on rank 0.
-  StepStats(MPI_Comm comm, const std::string& csv_path, bool print);
+  /// print: also print one line per step to stdout on rank 0. extra_columns: names of
+  /// the discretization's own columns, filled from StepRecord::extra in that order.
+  StepStats(MPI_Comm comm, const std::string& csv_path, bool print,
+            std::vector<std::string> extra_columns = {});
   ~StepStats();
   StepStats(const StepStats&) = delete;
   StepStats& operator=(const StepStats&) = delete;
@@ -25,6 +28,7 @@ class StepStats {
  private:
   MPI_Comm comm_;
   bool print_;
+  std::vector<std::string> extra_columns_;
   std::FILE* csv_ = nullptr;
 };
 

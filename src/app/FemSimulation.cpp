@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "core/Error.hpp"
+#include "io/RunOutput.hpp"
 #include "core/Phases.hpp"
 #include "model/SceneMesh.hpp"
 #include "solvers/NewtonMinimizer.hpp"
@@ -36,11 +37,8 @@ FemSimulation::~FemSimulation() = default;
 void FemSimulation::Run(bool write_output, bool print) {
   std::unique_ptr<StepStats> stats;
   if (write_output) {
+    frames_ = OpenRunOutput(comm_, scene_);
     const std::string dir = scene_.output.directory;
-    frames_ = std::make_unique<XdmfTimeSeries>(comm_, dir, scene_.name);
-    int rank = 0;
-    MPI_Comm_rank(comm_, &rank);
-    if (rank == 0) std::ofstream(dir + "/scene.yaml") << scene_.text;
     stats = std::make_unique<StepStats>(comm_, dir + "/stats.csv", print);
 
     // Topology in original node ids, natural tet order.

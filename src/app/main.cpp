@@ -15,6 +15,7 @@
 
 #include "app/CommandLine.hpp"
 #include "app/FemSimulation.hpp"
+#include "app/MpmSimulation.hpp"
 #include "core/Error.hpp"
 #include "core/Phases.hpp"
 #include "model/SceneMesh.hpp"
@@ -42,10 +43,39 @@ void PrintSummary(MPI_Comm comm, const SceneConfig& scene, FemSimulation& sim) {
               static_cast<long long>(q.edge_cut), q.node_imbalance, q.ghost_ratio);
 }
 
+void PrintSummary(MPI_Comm comm, const SceneConfig& scene, const MpmSimulation& sim) {
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  PetscPrintf(comm,
+              "optistep %s: MPM scene '%s' (%s) on %d rank%s\n"
+              "  %zu bod%s, %lld particles, dx %.6g m, %d particles per cell\n"
+              "  frame dt %.6g s, %d frames, CFL %.3g, minimizer %s%s, CN epsilon %.3g\n",
+              OPTISTEP_VERSION, scene.name.c_str(), scene.path.c_str(), size, size == 1 ? "" : "s",
+              scene.bodies.size(), scene.bodies.size() == 1 ? "y" : "ies", sim.particle_count(),
+              scene.mpm.dx, scene.mpm.ppc, scene.time.frame_dt, scene.time.frames, scene.mpm.cfl,
+              scene.solver.method.c_str(), scene.mpm.matrix_free ? " (matrix-free)" : "",
+              scene.solver.cn_epsilon);
+}
+
+/// `check` stops after set-up (nothing written); `run` runs every frame.
+template <class Simulation>
+int CheckOrRun(MPI_Comm comm, const SceneConfig& scene, const CommandLine& cl, Simulation& sim) {
+  if (cl.command == "check") {
+    PetscPrintf(comm, "optistep: %s is valid (nothing was run or written)\n", scene.path.c_str());
+    return 0;
+  }
+  PetscPrintf(comm, "  output: %s\n", scene.output.directory.c_str());
+  sim.Run(true, !cl.quiet);
+  return 0;
+}
+
 int RunCommand(const CommandLine& cl) {
   MPI_Comm comm = PETSC_COMM_WORLD;
   const SceneConfig scene = ReadSceneConfig(cl.scene, cl.overrides);
   InsertScenePetscOptions(scene.petsc_options);
+  if (cl.command == "partition" && scene.discretization == "mpm")
+    throw InputError(scene.path + ": optistep partition reports tet-mesh partitions; MPM grids "
+                     "are partitioned at run time (see the per-step imbalance)");
   if (cl.command == "partition") {
     int rank = 0;
     MPI_Comm_rank(comm, &rank);
@@ -65,15 +95,14 @@ int RunCommand(const CommandLine& cl) {
     }
     return 0;
   }
+  if (scene.discretization == "mpm") {
+    MpmSimulation sim(comm, scene);
+    PrintSummary(comm, scene, sim);
+    return CheckOrRun(comm, scene, cl, sim);
+  }
   FemSimulation sim(comm, scene);
   PrintSummary(comm, scene, sim);
-  if (cl.command == "check") {
-    PetscPrintf(comm, "optistep: %s is valid (nothing was run or written)\n", scene.path.c_str());
-    return 0;
-  }
-  PetscPrintf(comm, "  output: %s\n", scene.output.directory.c_str());
-  sim.Run(true, !cl.quiet);
-  return 0;
+  return CheckOrRun(comm, scene, cl, sim);
 }
 
 }  // namespace

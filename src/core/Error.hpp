@@ -28,6 +28,23 @@ class InputError : public std::runtime_error {
 /// non-empty message (the one of the highest such rank). Used after rank-0-only reads.
 void ThrowIfAnyRank(MPI_Comm comm, const std::string& message);
 
+/// Collective: runs read() on rank 0 only (reading input there) and raises an InputError
+/// it throws on every rank of comm.
+template <class Read>
+void ReadOnRankZero(MPI_Comm comm, Read&& read) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  std::string error;
+  if (rank == 0) {
+    try {
+      read();
+    } catch (const InputError& e) {
+      error = e.what();
+    }
+  }
+  ThrowIfAnyRank(comm, error);
+}
+
 }  // namespace optistep
 
 /// Checks a PETSc call's error code; on failure throws with the call's text and location.

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/Error.hpp"
+#include "core/GhostedVector.hpp"
 #include "core/Phases.hpp"
 #include "fem/TetElement.hpp"
 
@@ -38,18 +39,9 @@ FemIncrementalPotential::~FemIncrementalPotential() {
   MatDestroy(&stiffness_n_);
 }
 
-const PetscScalar* FemIncrementalPotential::LoadLocal(Vec x) {
+std::unique_ptr<GhostedLocalView> FemIncrementalPotential::LoadLocal(Vec x) {
   if (x != x_local_) OPTISTEP_PETSC(VecCopy(x, x_local_));
-  OPTISTEP_PETSC(VecGhostUpdateBegin(x_local_, INSERT_VALUES, SCATTER_FORWARD));
-  OPTISTEP_PETSC(VecGhostUpdateEnd(x_local_, INSERT_VALUES, SCATTER_FORWARD));
-  OPTISTEP_PETSC(VecGhostGetLocalForm(x_local_, &local_form_));
-  OPTISTEP_PETSC(VecGetArrayRead(local_form_, &local_array_));
-  return local_array_;
-}
-
-void FemIncrementalPotential::ReleaseLocal() {
-  OPTISTEP_PETSC(VecRestoreArrayRead(local_form_, &local_array_));
-  OPTISTEP_PETSC(VecGhostRestoreLocalForm(x_local_, &local_form_));
+  return std::make_unique<GhostedLocalView>(x_local_);
 }
 
 void FemIncrementalPotential::BeginStep(Vec x_n, Vec v_n, double dt, double t_next) {
@@ -60,9 +52,9 @@ void FemIncrementalPotential::BeginStep(Vec x_n, Vec v_n, double dt, double t_ne
   if (beta_ > 0.0) {
     if (!stiffness_n_) stiffness_n_ = NewHessianMatrix();
     OPTISTEP_PETSC(MatZeroEntries(stiffness_n_));
-    const PetscScalar* xl = LoadLocal(x_n_);
+    const auto local = LoadLocal(x_n_);
+    const PetscScalar* xl = local->data();
     AddElasticHessian(xl, stiffness_n_, true);
-    ReleaseLocal();
     ScopedPhase phase(Phase::kAssembly);
     OPTISTEP_PETSC(MatAssemblyBegin(stiffness_n_, MAT_FINAL_ASSEMBLY));
     OPTISTEP_PETSC(MatAssemblyEnd(stiffness_n_, MAT_FINAL_ASSEMBLY));
@@ -97,7 +89,8 @@ PetscReal FemIncrementalPotential::EnergyAndGradient(Vec x, Vec g) {
 
 PetscReal FemIncrementalPotential::Evaluate(Vec x, Vec g) {
   const DistributedTetMesh& mesh = model_.mesh();
-  const PetscScalar* xl = LoadLocal(x);
+  const auto local = LoadLocal(x);
+  const PetscScalar* xl = local->data();
   PetscScalar* ga = nullptr;
   if (g) {
     OPTISTEP_PETSC(VecSet(g, 0.0));
@@ -139,7 +132,6 @@ PetscReal FemIncrementalPotential::Evaluate(Vec x, Vec g) {
       for (int d = 0; d < 3; ++d) ga[3 * l + d] += grad[d];
   }
   OPTISTEP_PETSC(VecRestoreArrayRead(x_hat_, &xh));
-  ReleaseLocal();
   double total = 0.0;
   MPI_Allreduce(&energy, &total, 1, MPI_DOUBLE, MPI_SUM, model_.comm());
   if (ga) OPTISTEP_PETSC(VecRestoreArray(g, &ga));
@@ -208,7 +200,8 @@ void FemIncrementalPotential::Hessian(Vec x, Mat H) {
   {
     ScopedPhase phase(Phase::kHessian);
     OPTISTEP_PETSC(MatZeroEntries(H));
-    const PetscScalar* xl = LoadLocal(x);
+    const auto local = LoadLocal(x);
+    const PetscScalar* xl = local->data();
     AddElasticHessian(xl, H, true);
     const double inv_dt2 = 1.0 / (dt_ * dt_);
     PetscScalar values[9];
@@ -223,7 +216,6 @@ void FemIncrementalPotential::Hessian(Vec x, Mat H) {
         for (int c = 0; c < 3; ++c) values[3 * r + c] = block(r, c);
       OPTISTEP_PETSC(MatSetValuesBlockedLocal(H, 1, &l, 1, &l, values, ADD_VALUES));
     }
-    ReleaseLocal();
   }
   {
     ScopedPhase phase(Phase::kAssembly);
@@ -328,7 +320,8 @@ void FemIncrementalPotential::CharacteristicNormWeights(Vec w) {
 void FemIncrementalPotential::TetDiagnostics(Vec x, std::vector<double>* J,
                                              std::vector<double>* von_mises) {
   const DistributedTetMesh& mesh = model_.mesh();
-  const PetscScalar* xl = LoadLocal(x);
+  const auto local = LoadLocal(x);
+  const PetscScalar* xl = local->data();
   J->clear();
   von_mises->clear();
   for (size_t e = 0; e < mesh.tets.size(); ++e) {
@@ -340,12 +333,12 @@ void FemIncrementalPotential::TetDiagnostics(Vec x, std::vector<double>* J,
     J->push_back(F.determinant());
     von_mises->push_back(VonMisesStress(F, P));
   }
-  ReleaseLocal();
 }
 
 double FemIncrementalPotential::ElasticEnergy(Vec x) {
   const DistributedTetMesh& mesh = model_.mesh();
-  const PetscScalar* xl = LoadLocal(x);
+  const auto local = LoadLocal(x);
+  const PetscScalar* xl = local->data();
   double energy = 0.0;
   for (size_t e = 0; e < mesh.tets.size(); ++e) {
     if (!mesh.tet_counted[e]) continue;
@@ -354,7 +347,6 @@ double FemIncrementalPotential::ElasticEnergy(Vec x) {
     energy += model_.RestVolume(static_cast<int>(e)) *
               model_.MaterialOf(static_cast<int>(e)).Psi(F);
   }
-  ReleaseLocal();
   double total = 0.0;
   MPI_Allreduce(&energy, &total, 1, MPI_DOUBLE, MPI_SUM, model_.comm());
   return total;

@@ -9,8 +9,10 @@
 // columns are m_i/dt^2 I (projected out).
 #include <petscmat.h>
 
+#include <memory>
 #include <vector>
 
+#include "core/GhostedVector.hpp"
 #include "fem/FemModel.hpp"
 #include "solvers/IncrementalPotential.hpp"
 
@@ -49,10 +51,9 @@ class FemIncrementalPotential : public IncrementalPotential {
   double ElasticEnergy(Vec x);
 
  private:
-  /// Copies x's owned values into the ghosted work vector, updates ghosts, and returns
-  /// the local form's array (owned then ghost nodes); release with ReleaseLocal.
-  const PetscScalar* LoadLocal(Vec x);
-  void ReleaseLocal();
+  /// Copies x's owned values into the ghosted work vector and returns a view of its
+  /// updated local form (owned then ghost nodes), valid while the view lives.
+  std::unique_ptr<GhostedLocalView> LoadLocal(Vec x);
   /// The common pass: energy (always) and the gradient (when g is non-null).
   PetscReal Evaluate(Vec x, Vec g);
   /// Adds the projected elastic Hessian blocks of local tets to owned rows of H.
@@ -70,8 +71,6 @@ class FemIncrementalPotential : public IncrementalPotential {
   Vec x_n_ = nullptr;
   Vec x_hat_ = nullptr;
   Vec x_local_ = nullptr;   // ghosted work vector
-  Vec local_form_ = nullptr;
-  const PetscScalar* local_array_ = nullptr;
   Vec work_ = nullptr;
   Vec work2_ = nullptr;
   Mat hessian_ = nullptr;   // cached; handed out by reference

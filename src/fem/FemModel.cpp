@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/Error.hpp"
+#include "core/GhostedVector.hpp"
 #include "fem/TetElement.hpp"
 
 namespace optistep {
@@ -121,16 +122,11 @@ void FemModel::SetUpDirichlet() {
   for (PetscInt l = 0; l < mesh_.n_owned; ++l)
     for (int d = 0; d < 3; ++d) fa[3 * l + d] = dirichlet_[l] >= 0 ? 1.0 : 0.0;
   OPTISTEP_PETSC(VecRestoreArray(flags, &fa));
-  OPTISTEP_PETSC(VecGhostUpdateBegin(flags, INSERT_VALUES, SCATTER_FORWARD));
-  OPTISTEP_PETSC(VecGhostUpdateEnd(flags, INSERT_VALUES, SCATTER_FORWARD));
-  Vec local_form = nullptr;
-  OPTISTEP_PETSC(VecGhostGetLocalForm(flags, &local_form));
-  const PetscScalar* la = nullptr;
-  OPTISTEP_PETSC(VecGetArrayRead(local_form, &la));
-  constrained_local_.resize(mesh_.n_local);
-  for (PetscInt l = 0; l < mesh_.n_local; ++l) constrained_local_[l] = la[3 * l] > 0.5;
-  OPTISTEP_PETSC(VecRestoreArrayRead(local_form, &la));
-  OPTISTEP_PETSC(VecGhostRestoreLocalForm(flags, &local_form));
+  {
+    const GhostedLocalView local(flags);
+    constrained_local_.resize(mesh_.n_local);
+    for (PetscInt l = 0; l < mesh_.n_local; ++l) constrained_local_[l] = local.data()[3 * l] > 0.5;
+  }
   VecDestroy(&flags);
 
   PetscInt local = 0;

@@ -7,6 +7,7 @@
 // up to max_dt_halvings times; the state is never advanced by a failed step.
 #include <functional>
 #include <stdexcept>
+#include <vector>
 
 #include "fem/FemIncrementalPotential.hpp"
 #include "fem/FemModel.hpp"
@@ -22,6 +23,8 @@ struct StepRecord {
   int halvings = 0;     ///< how many times dt was halved to get this step through
   SolveReport solve;
   double wall = 0.0;    ///< wall-clock seconds of this step (including failed tries)
+  /// Values of the discretization's extra stats.csv columns (StepStats' extra_columns).
+  std::vector<double> extra;
 };
 
 /// Thrown when a step still fails after the last allowed halving.

@@ -27,9 +27,30 @@ double CollisionObject::SignedDistance(const Vec3& x, Vec3* normal) const {
     }
     case Kind::kCylinder: {
       const Vec3 r = x - c_.center;
+      const double axial = r.dot(c_.axis);
+      const Vec3 radial = r - axial * c_.axis;
+      const Vec3 radial_dir = UnitOr(radial, c_.axis.unitOrthogonal());
+      const double d_side = radial.norm() - c_.radius;
+      const double d_cap = std::abs(axial) - c_.half_length;  // -inf for an infinite one
+      if (d_side > 0.0 && d_cap > 0.0) {  // beyond the rim: distance to the circle
+        const Vec3 q = d_side * radial_dir + d_cap * (axial >= 0 ? 1.0 : -1.0) * c_.axis;
+        *normal = q.normalized();
+        return q.norm();
+      }
+      if (d_side >= d_cap) {
+        *normal = radial_dir;
+        return d_side;
+      }
+      *normal = (axial >= 0 ? 1.0 : -1.0) * c_.axis;
+      return d_cap;
+    }
+    case Kind::kTorus: {
+      const Vec3 r = x - c_.center;
       const Vec3 radial = r - r.dot(c_.axis) * c_.axis;
-      *normal = UnitOr(radial, c_.axis.unitOrthogonal());
-      return radial.norm() - c_.radius;
+      const Vec3 ring = c_.major_radius * UnitOr(radial, c_.axis.unitOrthogonal());
+      const Vec3 q = r - ring;
+      *normal = UnitOr(q, c_.axis);
+      return q.norm() - c_.minor_radius;
     }
     case Kind::kBox: {
       const Vec3 center = 0.5 * (c_.box_min + c_.box_max);

@@ -33,18 +33,8 @@ GlobalTetMesh AssembleSceneMesh(const SceneConfig& scene) {
 
 DistributedTetMesh LoadDistributedMesh(MPI_Comm comm, const SceneConfig& scene,
                                        PartitionQuality* quality) {
-  int rank = 0;
-  MPI_Comm_rank(comm, &rank);
   GlobalTetMesh global;
-  std::string error;
-  if (rank == 0) {
-    try {
-      global = AssembleSceneMesh(scene);
-    } catch (const InputError& e) {
-      error = e.what();
-    }
-  }
-  ThrowIfAnyRank(comm, error);
+  ReadOnRankZero(comm, [&] { global = AssembleSceneMesh(scene); });
   return DistributeTetMesh(comm, global, quality);
 }
 

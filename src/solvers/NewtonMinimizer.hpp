@@ -2,8 +2,11 @@
 // Projected Newton with line search (PN-PCG), Gast, Schroeder, Stomakhin, Jiang, Teran
 // 2015, "Optimization Integrator for Large Time Steps", Sec. 3.1:
 //  - Newton direction from KSP (CG by default, Jacobi PC) started at zero, with the
-//    adaptive forcing term rtol = min(1/2, sigma sqrt(max(|g|, tau))); CG stops early on
-//    indefiniteness and returns its last iterate (-g if it fails on the first iteration);
+//    adaptive forcing term rtol = min(1/2, sigma sqrt(max(|g|, tau))) (with the
+//    characteristic norm, |g| = eps * CN residual and tau = eps: the gradient in units of
+//    the characteristic force); CG stops early on indefiniteness and returns its last
+//    iterate (-g if it fails on the first iteration);
+//  - at least one Newton iteration per solve;
 //  - downhill check: if -g.d < kappa |g| |d| the direction is replaced by -g (kappa = 1e-2);
 //  - step clamp: |d| <= l (l = 1e3);
 //  - a line search satisfying the strong Wolfe conditions that tries alpha = 1 first
@@ -12,7 +15,8 @@
 //    sum_i |g_i|^2 / tol_i^2 < n_nodes; or Gast's absolute |g| < tau.
 // Options prefix "newton_": -newton_ksp_type, -newton_pc_type, -newton_tao_ls_type, and
 // -newton_max_it, -newton_kappa, -newton_step_clamp, -newton_forcing_sigma,
-// -newton_tau, -newton_cn_epsilon (read by the caller), -newton_monitor.
+// -newton_tau, -newton_absolute_tau, -newton_monitor. The CN epsilon is the scene's
+// solver.cn_epsilon (--set solver.cn_epsilon=...), since the potential forms tol_i.
 #include <petscksp.h>
 #include <petsctao.h>
 
@@ -39,10 +43,12 @@ class NewtonMinimizer : public Minimizer {
 
  private:
   bool Converged(double gnorm, double cn_residual) const;
+  void CreateLineSearch();
 
   MPI_Comm comm_;
   bool use_cn_ = true;
   double tau_;
+  double cn_epsilon_;
   int max_iterations_;
   double kappa_;
   double step_clamp_;
@@ -50,6 +56,7 @@ class NewtonMinimizer : public Minimizer {
   PetscBool monitor_ = PETSC_FALSE;
   KSP ksp_ = nullptr;
   TaoLineSearch line_search_ = nullptr;
+  PetscInt last_local_size_ = -1;
 };
 
 }  // namespace optistep
