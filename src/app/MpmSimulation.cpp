@@ -1,0 +1,337 @@
+#include "app/MpmSimulation.hpp"
+
+#include <Eigen/Geometry>
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "core/Error.hpp"
+#include "io/RunOutput.hpp"
+#include "core/Phases.hpp"
+#include "integrators/BackwardEulerIntegrator.hpp"
+#include "io/TetMesh.hpp"
+#include "mpm/MpmIncrementalPotential.hpp"
+#include "mpm/Sampling.hpp"
+#include "mpm/Shapes.hpp"
+#include "mpm/SurfaceMesh.hpp"
+#include "partition/Exchange.hpp"
+#include "partition/NaturalOrdering.hpp"
+#include "solvers/NewtonMinimizer.hpp"
+
+namespace optistep {
+namespace {
+
+using mpm::Particles;
+
+/// The body's source solid in its own frame (m).
+std::unique_ptr<mpm::Shape> BodyShape(const BodyConfig& body) {
+  const std::string where = "bodies '" + body.name + "'";
+  switch (body.source) {
+    case BodyConfig::Source::kMesh:
+      return std::make_unique<mpm::TetMeshShape>(ReadTetMesh(body.mesh), body.mesh);
+    case BodyConfig::Source::kSurface:
+      return std::make_unique<mpm::ClosedSurface>(mpm::ReadSurfaceMesh(body.surface), body.surface);
+    case BodyConfig::Source::kShape: {
+      const ShapeConfig& s = body.shape;
+      switch (s.kind) {
+        case ShapeConfig::Kind::kBox: return std::make_unique<mpm::Box>(s.box_min, s.box_max, where);
+        case ShapeConfig::Kind::kSphere: return std::make_unique<mpm::Sphere>(s.center, s.radius, where);
+        case ShapeConfig::Kind::kCylinder:
+          return std::make_unique<mpm::Cylinder>(s.center, s.axis, s.radius, s.half_length, where);
+        case ShapeConfig::Kind::kTorus:
+          return std::make_unique<mpm::Torus>(s.center, s.axis, s.major_radius, s.minor_radius, where);
+      }
+    }
+  }
+  throw InputError(where + ": no particle source");
+}
+
+/// Rank 0: samples every body in world space (the inverse transform maps a candidate to
+/// the body frame). Particle ids are 0..N-1 in body order, then sampling order.
+Particles SampleScene(const SceneConfig& scene) {
+  Particles all;
+  const double dx = scene.mpm.dx;
+  const double V0 = mpm::ParticleVolume(dx, scene.mpm.ppc);
+  for (std::size_t b = 0; b < scene.bodies.size(); ++b) {
+    const BodyConfig& body = scene.bodies[b];
+    const std::unique_ptr<mpm::Shape> shape = BodyShape(body);
+    const TransformConfig& T = body.transform;
+    const Eigen::AngleAxisd rotation(T.rotate_angle_deg * M_PI / 180.0, T.rotate_axis);
+    const Mat3 R_inv = rotation.toRotationMatrix().transpose();
+    auto inside = [&](const Vec3& y) {
+      const Vec3 x = (R_inv * (y - T.translate)).cwiseQuotient(T.scale);
+      return shape->Inside(x);
+    };
+    const mpm::Aabb local = shape->Bounds();
+    mpm::Aabb world{Vec3::Constant(INFINITY), Vec3::Constant(-INFINITY)};
+    for (int corner = 0; corner < 8; ++corner) {
+      Vec3 c;
+      for (int d = 0; d < 3; ++d) c[d] = (corner >> d) & 1 ? local.hi[d] : local.lo[d];
+      const Vec3 y = T.Apply(c);
+      world.lo = world.lo.cwiseMin(y);
+      world.hi = world.hi.cwiseMax(y);
+    }
+    const std::uint64_t seed = static_cast<std::uint64_t>(scene.mpm.seed) * 1000003u + b;
+    const mpm::SampledParticles sampled =
+        mpm::SampleInside(inside, world, dx, scene.mpm.ppc, seed, "bodies[" + std::to_string(b) + "]");
+    if (sampled.x.empty())
+      throw InputError(scene.path + ": bodies[" + std::to_string(b) + "] ('" + body.name +
+                       "'): holds no particle (smaller than a cell of dx = " + std::to_string(dx) +
+                       " m?)");
+    for (const Vec3& x : sampled.x) {
+      mpm::Particle q;
+      q.x = x;
+      q.v = body.initial_velocity;
+      q.mass = body.material.density * V0;
+      q.V0 = V0;
+      q.id = static_cast<std::int64_t>(all.size());
+      q.material = static_cast<int>(b);
+      all.Append(q);
+    }
+  }
+  return all;
+}
+
+}  // namespace
+
+std::vector<std::string> MpmSimulation::ExtraColumns() {
+  return {"particles", "imbalance", "migrated", "repartitioned"};
+}
+
+MpmSimulation::MpmSimulation(MPI_Comm comm, const SceneConfig& scene) : comm_(comm), scene_(scene) {
+  ScopedPhase phase(Phase::kSetup);
+  for (std::size_t b = 0; b < scene_.bodies.size(); ++b) {
+    const MaterialConfig& m = scene_.bodies[b].material;
+    owned_materials_.push_back(MakeMaterial(m.model, LameParameters::FromYoungPoisson(m.E, m.nu)));
+    materials_.push_back(owned_materials_.back().get());
+    mpm::PlasticityParameters p;
+    p.model = mpm::PlasticityModelFromName(m.plasticity.model);
+    p.theta_c = m.plasticity.theta_c;
+    p.theta_s = m.plasticity.theta_s;
+    p.xi = m.plasticity.hardening;
+    p.tau_Y = m.plasticity.yield_stress;
+    p.Validate(scene_.path + ": bodies[" + std::to_string(b) + "].material.plasticity");
+    plasticity_.push_back(p);
+  }
+  for (const auto& c : scene_.collision_objects) objects_.emplace_back(c);
+  if (scene_.solver.method != "newton")
+    throw InputError(scene_.path + ": solver.method: '" + scene_.solver.method +
+                     "' is not available for MPM scenes (available: newton)");
+
+  Particles all;
+  ReadOnRankZero(comm_, [&] { all = SampleScene(scene_); });
+  domain_ = std::make_unique<mpm::MpmDomain>(comm_, scene_.mpm.dx, scene_.mpm.repartition_threshold);
+  domain_->Distribute(std::move(all));
+  n_particles_ = domain_->GlobalParticleCount();
+  minimizer_ = std::make_unique<NewtonMinimizer>(comm_, scene_.solver);
+}
+
+MpmSimulation::~MpmSimulation() = default;
+
+double MpmSimulation::CflStep() const {
+  const Particles& p = domain_->particles();
+  double v_max = 0.0;
+  for (std::size_t k = 0; k < domain_->n_owned(); ++k) {
+    v_max = std::max(v_max, p.v[k].norm());
+    // Moving objects near the particle count too (HOT Sec. 7.1: v_max includes them).
+    for (const auto& o : objects_) {
+      if (!o.moving()) continue;
+      Vec3 n;
+      if (o.SignedDistance(p.x[k], t_, &n) < 2.0 * scene_.mpm.dx)
+        v_max = std::max(v_max, o.Velocity(p.x[k], t_).norm());
+    }
+  }
+  MPI_Allreduce(MPI_IN_PLACE, &v_max, 1, MPI_DOUBLE, MPI_MAX, comm_);
+  return v_max > 0.0 ? scene_.mpm.cfl * scene_.mpm.dx / v_max : INFINITY;
+}
+
+bool MpmSimulation::TryStep(double dt, StepRecord* record) {
+  domain_->ExchangeHalo();
+  mpm::StepGrid step(scene_.mpm.dx);
+  domain_->BuildStepGrid(&step);
+
+  // Grid-node constraints from the collision objects (the first object holding a node
+  // wins). Ghost nodes are classified too, identically to their owners.
+  std::vector<mpm::NodeConstraint> constraints(step.grid.NodeCount());
+  for (int i = 0; i < step.grid.NodeCount(); ++i) {
+    if (step.local_form[i] < 0) continue;
+    const Vec3 x = mpm::NodePosition(step.grid.Node(i), scene_.mpm.dx);
+    const Vec3 v(step.grid.v[3 * i], step.grid.v[3 * i + 1], step.grid.v[3 * i + 2]);
+    for (const auto& o : objects_) {
+      Vec3 n;
+      if (o.SignedDistance(x, t_, &n) > 0.0) continue;
+      mpm::NodeConstraint& c = constraints[i];
+      c.velocity = o.Velocity(x, t_ + 0.5 * dt);
+      c.friction = o.friction();
+      if (o.sticky()) {
+        c.kind = mpm::NodeConstraint::Kind::kSticky;
+      } else if (n.dot(v - c.velocity) < 0.0) {  // slip only while approaching
+        c.kind = mpm::NodeConstraint::Kind::kSlip;
+        c.normal = n;
+      }
+      break;
+    }
+  }
+  mpm::MpmIncrementalPotential potential(*domain_, step, materials_, plasticity_,
+                                         std::move(constraints), dt, scene_.gravity,
+                                         scene_.solver.cn_epsilon, scene_.mpm.matrix_free);
+  Vec dv = potential.CreateVector(), guess = nullptr;
+  OPTISTEP_PETSC(VecDuplicate(dv, &guess));
+  potential.InitialGuess(dv, false);
+  if (scene_.solver.best_of_two_guesses) {
+    potential.InitialGuess(guess, true);
+    if (potential.Energy(guess) < potential.Energy(dv)) OPTISTEP_PETSC(VecCopy(guess, dv));
+  }
+  record->solve = minimizer_->Minimize(potential, dv);
+  bool ok = record->solve.converged;
+  if (ok) {
+    std::vector<double> v_new;
+    potential.NewGridVelocities(dv, &v_new);
+    Particles& particles = domain_->particles();
+    mpm::G2P(step.cache, step.grid, v_new.data(), scene_.mpm.flip, &particles);
+    mpm::UpdateDeformationGradients(step.cache, dt, v_new.data(), &particles);
+    mpm::ApplyReturnMapping(materials_, plasticity_, &particles);
+    domain_->DropHalo();
+    bool finite = true;
+    for (std::size_t p = 0; p < domain_->n_owned(); ++p) {
+      particles.x[p] += dt * particles.v[p];
+      finite &= particles.x[p].allFinite() && particles.F[p].allFinite();
+    }
+    int all_finite = finite ? 1 : 0;
+    MPI_Allreduce(MPI_IN_PLACE, &all_finite, 1, MPI_INT, MPI_MIN, comm_);
+    if (!all_finite) throw StepFailure("NaN in the particle state after the step at t = " + std::to_string(t_));
+    balance_ = domain_->Rebalance();
+    t_ += dt;
+    ++steps_;
+  } else {
+    domain_->DropHalo();
+  }
+  VecDestroy(&dv);
+  VecDestroy(&guess);
+  return ok;
+}
+
+void MpmSimulation::Advance(double dt, int depth, double start_wall, StepStats* stats) {
+  StepRecord record;
+  if (TryStep(dt, &record)) {
+    record.step = steps_;
+    record.t = t_;
+    record.dt = dt;
+    record.halvings = depth;
+    record.wall = MPI_Wtime() - start_wall;
+    const long long most = *std::max_element(balance_.particles_per_rank.begin(),
+                                             balance_.particles_per_rank.end());
+    record.extra = {static_cast<double>(most), balance_.imbalance,
+                    static_cast<double>(balance_.migrated), balance_.repartitioned ? 1.0 : 0.0};
+    if (stats) stats->Record(record);
+    return;
+  }
+  if (depth >= scene_.time.max_dt_halvings) {
+    std::ostringstream msg;
+    msg << "MPM step at t = " << t_ << " s with dt = " << dt << " s failed after " << depth
+        << " halvings of dt: " << record.solve.reason;
+    throw StepFailure(msg.str());
+  }
+  PetscPrintf(comm_, "  step at t = %g s, dt = %g s failed (%s); retrying with dt/2\n", t_, dt,
+              record.solve.reason.c_str());
+  Advance(0.5 * dt, depth + 1, start_wall, stats);
+  Advance(0.5 * dt, depth + 1, MPI_Wtime(), stats);
+}
+
+void MpmSimulation::AdvanceFrame(StepStats* stats) {
+  const double frame_end = (frame_ + 1) * scene_.time.frame_dt;
+  while (t_ < frame_end - 1e-12 * scene_.time.frame_dt) {
+    double dt = std::min({scene_.time.dt, CflStep(), frame_end - t_});
+    // Avoid a sliver of a last step: split the remainder evenly instead.
+    const double rest = frame_end - t_ - dt;
+    if (rest > 1e-9 * scene_.time.frame_dt && rest < 0.1 * dt) dt = 0.5 * (frame_end - t_);
+    Advance(dt, 0, MPI_Wtime(), stats);
+  }
+  t_ = frame_end;  // steps end on the frame boundary; remove round-off drift
+  ++frame_;
+}
+
+void MpmSimulation::Run(bool write_output, bool print) {
+  std::unique_ptr<StepStats> stats;
+  if (write_output) {
+    frames_ = OpenRunOutput(comm_, scene_);
+    const std::string dir = scene_.output.directory;
+    stats = std::make_unique<StepStats>(comm_, dir + "/stats.csv", print, ExtraColumns());
+    WriteFrame();
+  } else {
+    stats = std::make_unique<StepStats>(comm_, "", print, ExtraColumns());
+  }
+  while (frame_ < scene_.time.frames) {
+    AdvanceFrame(stats.get());
+    if (write_output && (frame_ % scene_.output.every == 0 || frame_ == scene_.time.frames))
+      WriteFrame();
+  }
+  if (write_output)
+    PetscPrintf(comm_, "optistep: %d frames written to %s (open %s in ParaView)\n",
+                scene_.time.frames, scene_.output.directory.c_str(), frames_->XdmfPath().c_str());
+}
+
+void MpmSimulation::WriteFrame() {
+  ScopedPhase phase(Phase::kOutput);
+  const Particles& p = domain_->particles();
+  const std::size_t n = domain_->n_owned();
+  std::vector<PetscInt> ids(n);
+  for (std::size_t k = 0; k < n; ++k) ids[k] = static_cast<PetscInt>(p.id[k]);
+  NaturalOrdering vectors(comm_, ids, n_particles_, 3), scalars(comm_, ids, n_particles_, 1);
+  int rank = 0;
+  MPI_Comm_rank(comm_, &rank);
+  std::vector<double> x(3 * n), v(3 * n), J(n), strain(n), material(n), owner(n, rank);
+  for (std::size_t k = 0; k < n; ++k) {
+    for (int d = 0; d < 3; ++d) {
+      x[3 * k + d] = p.x[k][d];
+      v[3 * k + d] = p.v[k][d];
+    }
+    J[k] = p.F[k].determinant() * p.plastic[k].Jp;
+    strain[k] = p.plastic[k].plastic_strain;
+    material[k] = p.material[k];
+  }
+  // Each ToNatural result lives until that ordering's next call: copy before reusing it.
+  auto copy = [](const DistributedArray<double>& a, std::vector<double>* keep) {
+    keep->assign(a.data, a.data + a.local_rows * a.columns);
+    DistributedArray<double> view = a;
+    view.data = keep->data();
+    return view;
+  };
+  std::vector<std::vector<double>> keep(6);
+  const auto positions = copy(vectors.ToNatural(x.data()), &keep[0]);
+  std::vector<XdmfTimeSeries::Field> fields;
+  fields.push_back({"velocity", false, copy(vectors.ToNatural(v.data()), &keep[1])});
+  fields.push_back({"J", false, copy(scalars.ToNatural(J.data()), &keep[2])});
+  fields.push_back({"plastic_strain", false, copy(scalars.ToNatural(strain.data()), &keep[3])});
+  fields.push_back({"material", false, copy(scalars.ToNatural(material.data()), &keep[4])});
+  fields.push_back({"rank", false, copy(scalars.ToNatural(owner.data()), &keep[5])});
+  frames_->WriteFrame(frame_, t_, positions, fields);
+}
+
+void MpmSimulation::GatherParticles(std::vector<double>* x, std::vector<double>* v,
+                                    std::vector<double>* mass) const {
+  const Particles& p = domain_->particles();
+  std::vector<double> mine;
+  for (std::size_t k = 0; k < domain_->n_owned(); ++k) {
+    mine.push_back(static_cast<double>(p.id[k]));
+    for (int d = 0; d < 3; ++d) mine.push_back(p.x[k][d]);
+    for (int d = 0; d < 3; ++d) mine.push_back(p.v[k][d]);
+    mine.push_back(p.mass[k]);
+  }
+  const std::vector<double> all = AllGatherLists(comm_, mine);
+  const std::size_t n = all.size() / 8;
+  x->assign(3 * n, 0.0);
+  v->assign(3 * n, 0.0);
+  if (mass) mass->assign(n, 0.0);
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::size_t id = static_cast<std::size_t>(all[8 * k]);
+    for (int d = 0; d < 3; ++d) {
+      (*x)[3 * id + d] = all[8 * k + 1 + d];
+      (*v)[3 * id + d] = all[8 * k + 4 + d];
+    }
+    if (mass) (*mass)[id] = all[8 * k + 7];
+  }
+}
+
+}  // namespace optistep

@@ -1,0 +1,117 @@
+#pragma once
+// Distribution of MPM particles and grid over MPI ranks.
+//
+// The unit of distribution is the grid block of 4^3 nodes (mpm/LocalGrid.hpp). Every
+// rank holds the same map from the blocks that particle stencils touch to their owning
+// ranks; METIS_PartGraphKway splits the block adjacency graph (26-neighbourhood) with
+// vertex weight = particles in the block, at start and whenever the imbalance (max over
+// mean particles per rank) passes a threshold.
+//  - A particle lives on the rank owning the block of its cell floor(x_p / dx).
+//  - A grid node is owned by the rank owning its block; the unknowns of a step are the
+//    owned nodes with mass, numbered contiguously per rank (PETSc ownership).
+//  - "Owner computes", as for FEM: before each solve every rank receives copies of the
+//    other ranks' particles whose stencils touch its nodes (the halo), so P2G, the
+//    energy gradient and the Hessian rows of owned nodes are summed locally in a fixed
+//    order and never sent. Ghost nodes (non-owned stencil nodes of local particles) get
+//    their values by PETSc ghost updates. Results are bitwise reproducible per rank count.
+#include <petscvec.h>
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "mpm/LocalGrid.hpp"
+#include "mpm/Particles.hpp"
+#include "mpm/Transfers.hpp"
+
+namespace optistep::mpm {
+
+/// What one Rebalance did (for the per-step stats).
+struct BalanceReport {
+  long long migrated = 0;      ///< particles that changed rank (global)
+  bool repartitioned = false;
+  double imbalance = 1.0;      ///< max / mean owned particles per rank, after
+  std::vector<long long> particles_per_rank;
+};
+
+/// One step's grid: the local grid of all local particles' stencils, with the PETSc
+/// numbering of its active nodes.
+struct StepGrid {
+  LocalGrid grid;
+  StencilCache cache;
+  std::vector<PetscInt> petsc_id;  ///< per local grid node: global unknown id, or -1
+  std::vector<char> owned;         ///< per local grid node: this rank owns it
+  std::vector<int> owned_nodes;    ///< local grid indices of owned active nodes, in PETSc order
+  std::vector<int> ghost_nodes;    ///< local grid indices of ghost nodes, in ghost order
+  std::vector<PetscInt> ghost_ids; ///< their global ids (ascending)
+  PetscInt n_global = 0;           ///< active nodes on all ranks
+  PetscInt begin = 0;              ///< first owned global id
+  explicit StepGrid(double dx) : grid(dx) {}
+  /// Position in the local form of a ghosted Vec (owned first, then ghosts) of each local
+  /// grid node, or -1 for an inactive node.
+  std::vector<int> local_form;
+};
+
+class MpmDomain {
+ public:
+  /// dx: grid spacing (m); threshold: repartition when max/mean particles per rank
+  /// exceeds it (HOT-style load balance; default 1.2).
+  MpmDomain(MPI_Comm comm, double dx, double repartition_threshold);
+
+  /// Collective. Rank 0 passes every particle (the others pass none); blocks are split by
+  /// METIS and particles sent to their owners, keeping rank 0's order within each rank.
+  void Distribute(Particles all);
+
+  /// Collective, after advection: refreshes the block set from the owned particles'
+  /// stencils (new blocks go to the lowest rank that touches them), repartitions with
+  /// METIS when the imbalance passes the threshold (or always, with force), and moves
+  /// particles to the owners of their blocks.
+  BalanceReport Rebalance(bool force = false);
+
+  /// Collective: appends to particles() copies of other ranks' particles whose stencils
+  /// touch blocks this rank owns (the halo), after the n_owned() owned ones.
+  void ExchangeHalo();
+  /// Drops the halo copies.
+  void DropHalo() { particles_.Resize(n_owned_); }
+
+  /// Collective: the grid of all local particles (owned + halo), P2G done, with the PETSc
+  /// numbering of the active nodes (owned nodes with m_i > 0) and their ghosts.
+  void BuildStepGrid(StepGrid* step) const;
+
+  /// A ghosted Vec (block size 3) over the step's active nodes. Collective.
+  Vec CreateNodeVector(const StepGrid& step) const;
+
+  MPI_Comm comm() const { return comm_; }
+  double dx() const { return dx_; }
+  Particles& particles() { return particles_; }
+  const Particles& particles() const { return particles_; }
+  std::size_t n_owned() const { return n_owned_; }
+  long long GlobalParticleCount() const;
+  int OwnerOfBlock(const Eigen::Vector3i& block) const;
+  /// Block of the cell of x (the block that owns a particle at x).
+  Eigen::Vector3i HomeBlock(const Vec3& x) const;
+
+ private:
+  static std::uint64_t Key(const Eigen::Vector3i& block);
+  static Eigen::Vector3i Unkey(std::uint64_t key);
+  /// Blocks touched by the stencils of the owned particles, sorted, unique.
+  std::vector<std::uint64_t> TouchedBlocks() const;
+  /// Replaces the block map by `blocks` (the global touched set), keeping known owners.
+  void UpdateBlockMap(const std::vector<std::uint64_t>& blocks,
+                      const std::vector<int>& claimant);
+  /// METIS over the current block map with weights = owned particles per block.
+  void Repartition();
+  /// Sends every owned particle whose home block another rank owns to that rank.
+  long long Migrate();
+
+  MPI_Comm comm_;
+  int rank_ = 0;
+  int size_ = 1;
+  double dx_;
+  double threshold_;
+  Particles particles_;
+  std::size_t n_owned_ = 0;
+  std::unordered_map<std::uint64_t, int> owner_;  ///< block key -> rank, same on all ranks
+};
+
+}  // namespace optistep::mpm

@@ -1,0 +1,484 @@
+#include "mpm/MpmIncrementalPotential.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "core/Error.hpp"
+#include "core/GhostedVector.hpp"
+#include "core/Phases.hpp"
+
+namespace optistep::mpm {
+namespace {
+
+using Kind = NodeConstraint::Kind;
+
+/// a + 5 b + 25 c of stencil node n = a + 3 b + 9 c: its code in a 5^3 box.
+constexpr int BoxCode(int n) { return n % 3 + 5 * ((n / 3) % 3) + 25 * (n / 9); }
+constexpr int kBoxCode[kStencilNodes] = {
+    BoxCode(0),  BoxCode(1),  BoxCode(2),  BoxCode(3),  BoxCode(4),  BoxCode(5),  BoxCode(6),
+    BoxCode(7),  BoxCode(8),  BoxCode(9),  BoxCode(10), BoxCode(11), BoxCode(12), BoxCode(13),
+    BoxCode(14), BoxCode(15), BoxCode(16), BoxCode(17), BoxCode(18), BoxCode(19), BoxCode(20),
+    BoxCode(21), BoxCode(22), BoxCode(23), BoxCode(24), BoxCode(25), BoxCode(26)};
+
+PetscErrorCode ShellMult(Mat H, Vec x, Vec y) {
+  void* ctx = nullptr;
+  PetscCall(MatShellGetContext(H, &ctx));
+  try {
+    static_cast<MpmIncrementalPotential*>(ctx)->HessianMultiply(x, y);
+  } catch (const std::exception& e) {
+    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_LIB, "%s", e.what());
+  }
+  return 0;
+}
+
+PetscErrorCode ShellDiagonal(Mat H, Vec d) {
+  void* ctx = nullptr;
+  PetscCall(MatShellGetContext(H, &ctx));
+  try {
+    static_cast<MpmIncrementalPotential*>(ctx)->HessianDiagonal(d);
+  } catch (const std::exception& e) {
+    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_LIB, "%s", e.what());
+  }
+  return 0;
+}
+
+Mat3 Projector(const NodeConstraint& c) {
+  switch (c.kind) {
+    case Kind::kFree: return Mat3::Identity();
+    case Kind::kSticky: return Mat3::Zero();
+    case Kind::kSlip: return Mat3::Identity() - c.normal * c.normal.transpose();
+  }
+  return Mat3::Identity();
+}
+
+}  // namespace
+
+MpmIncrementalPotential::MpmIncrementalPotential(const MpmDomain& domain, StepGrid& step,
+                                                 const MaterialTable& materials,
+                                                 const std::vector<PlasticityParameters>& plasticity,
+                                                 std::vector<NodeConstraint> constraints,
+                                                 double dt, const Vec3& gravity, double cn_epsilon,
+                                                 bool matrix_free)
+    : domain_(domain),
+      step_(step),
+      materials_(materials),
+      plasticity_(plasticity),
+      constraints_(std::move(constraints)),
+      dt_(dt),
+      gravity_(gravity),
+      cn_epsilon_(cn_epsilon),
+      matrix_free_(matrix_free) {
+  dv_local_ = CreateVector();
+  v_work_.assign(3 * static_cast<std::size_t>(step_.grid.NodeCount()), 0.0);
+  dv_work_.assign(v_work_.size(), 0.0);
+}
+
+MpmIncrementalPotential::~MpmIncrementalPotential() {
+  VecDestroy(&dv_local_);
+  MatDestroy(&hessian_);
+}
+
+double MpmIncrementalPotential::Hardening(std::size_t p) const {
+  const PlasticityParameters& plastic = plasticity_[domain_.particles().material[p]];
+  return plastic.model == PlasticityModel::kSnow
+             ? SnowHardening(domain_.particles().plastic[p].Jp, plastic.xi)
+             : 1.0;
+}
+
+void MpmIncrementalPotential::Project(int node, double* g3) const {
+  const NodeConstraint& c = constraints_[node];
+  if (c.kind == Kind::kFree) return;
+  Eigen::Map<Vec3> g(g3);
+  g = Projector(c) * g;
+}
+
+void MpmIncrementalPotential::LoadVelocities(Vec dv) {
+  if (dv != dv_local_) OPTISTEP_PETSC(VecCopy(dv, dv_local_));
+  const GhostedLocalView local(dv_local_);
+  const PetscScalar* la = local.data();
+  const std::vector<double>& v = step_.grid.v;
+  for (std::size_t i = 0; i < step_.local_form.size(); ++i) {
+    const int lf = step_.local_form[i];
+    for (int d = 0; d < 3; ++d) v_work_[3 * i + d] = v[3 * i + d] + (lf >= 0 ? la[3 * lf + d] : 0.0);
+  }
+}
+
+PetscReal MpmIncrementalPotential::Energy(Vec dv) {
+  ScopedPhase phase(Phase::kEnergy);
+  return Evaluate(dv, nullptr);
+}
+
+void MpmIncrementalPotential::Gradient(Vec dv, Vec g) {
+  ScopedPhase phase(Phase::kGradient);
+  Evaluate(dv, g);
+}
+
+PetscReal MpmIncrementalPotential::EnergyAndGradient(Vec dv, Vec g) {
+  ScopedPhase phase(Phase::kGradient);
+  return Evaluate(dv, g);
+}
+
+PetscReal MpmIncrementalPotential::Evaluate(Vec dv, Vec g) {
+  LoadVelocities(dv);
+  const Particles& particles = domain_.particles();
+  const StencilCache& cache = step_.cache;
+  const int n_owned_nodes = static_cast<int>(step_.owned_nodes.size());
+  PetscScalar* ga = nullptr;
+  if (g) {
+    OPTISTEP_PETSC(VecSet(g, 0.0));
+    OPTISTEP_PETSC(VecGetArray(g, &ga));
+  }
+  double energy = 0.0;
+  // sum_p V0_p Psi(F_p(dv)) and its gradient dt V0_p P(F_p) (F_p^n)^T grad_w_ip (HOT eq. 1-2).
+  for (std::size_t p = 0; p < particles.size(); ++p) {
+    const Mat3& F_n = particles.F[p];
+    const Mat3 F = (Mat3::Identity() + dt_ * VelocityGradient(cache, p, v_work_.data())) * F_n;
+    const ElasticMaterial& material = *materials_[particles.material[p]];
+    const double scale = particles.V0[p] * Hardening(p);
+    double psi = 0.0;
+    if (ga) {
+      Mat3 P;
+      psi = material.PsiAndP(F, &P);
+      const Mat3 M = dt_ * scale * P * F_n.transpose();
+      const Stencil& s = cache.stencil[p];
+      ForEachStencilNode([&](int n, int a, int b, int c) {
+        const int lf = step_.local_form[cache.node[p][n]];
+        if (lf < 0 || lf >= n_owned_nodes) return;
+        const Vec3 f = M * s.grad_w_ip(a, b, c);
+        for (int d = 0; d < 3; ++d) ga[3 * lf + d] += f[d];
+      });
+    } else {
+      psi = material.Psi(F);
+    }
+    if (p < domain_.n_owned()) energy += scale * psi;
+  }
+  // 1/2 m |dv|^2 - dt m g . dv on owned nodes.
+  for (int k = 0; k < n_owned_nodes; ++k) {
+    const int i = step_.owned_nodes[k];
+    const double m = step_.grid.m[i];
+    Vec3 dvi;
+    for (int d = 0; d < 3; ++d) dvi[d] = v_work_[3 * i + d] - step_.grid.v[3 * i + d];
+    energy += 0.5 * m * dvi.squaredNorm() - dt_ * m * gravity_.dot(dvi);
+    if (ga) {
+      for (int d = 0; d < 3; ++d) ga[3 * k + d] += m * dvi[d] - dt_ * m * gravity_[d];
+      Project(i, ga + 3 * k);
+    }
+  }
+  if (ga) OPTISTEP_PETSC(VecRestoreArray(g, &ga));
+  double total = 0.0;
+  MPI_Allreduce(&energy, &total, 1, MPI_DOUBLE, MPI_SUM, domain_.comm());
+  return total;
+}
+
+Mat MpmIncrementalPotential::NewMatrix() const {
+  const PetscInt n = 3 * static_cast<PetscInt>(step_.owned_nodes.size());
+  const PetscInt N = 3 * step_.n_global;
+  Mat H = nullptr;
+  if (matrix_free_) {
+    OPTISTEP_PETSC(MatCreateShell(domain_.comm(), n, n, N, N,
+                                  const_cast<MpmIncrementalPotential*>(this), &H));
+    OPTISTEP_PETSC(MatShellSetOperation(H, MATOP_MULT, reinterpret_cast<void (*)(void)>(ShellMult)));
+    OPTISTEP_PETSC(
+        MatShellSetOperation(H, MATOP_GET_DIAGONAL, reinterpret_cast<void (*)(void)>(ShellDiagonal)));
+    OPTISTEP_PETSC(MatSetOption(H, MAT_SYMMETRIC, PETSC_TRUE));
+    return H;
+  }
+  // Preallocation: each owned node couples to the active nodes of the 5^3 box around it.
+  const LocalGrid& grid = step_.grid;
+  std::vector<PetscInt> d_nnz(step_.owned_nodes.size(), 0), o_nnz(step_.owned_nodes.size(), 0);
+  for (std::size_t k = 0; k < step_.owned_nodes.size(); ++k) {
+    const Eigen::Vector3i node = grid.Node(step_.owned_nodes[k]);
+    for (int dz = -2; dz <= 2; ++dz)
+      for (int dy = -2; dy <= 2; ++dy)
+        for (int dx = -2; dx <= 2; ++dx) {
+          const int j = grid.Index(node + Eigen::Vector3i(dx, dy, dz));
+          if (j < 0 || step_.petsc_id[j] < 0) continue;
+          (step_.owned[j] ? d_nnz[k] : o_nnz[k])++;
+        }
+  }
+  OPTISTEP_PETSC(MatCreate(domain_.comm(), &H));
+  OPTISTEP_PETSC(MatSetSizes(H, n, n, N, N));
+  OPTISTEP_PETSC(MatSetBlockSize(H, 3));
+  // BAIJ (the 5^3 block stencil of HOT's grid); -hessian_mat_type aij for GAMG or hypre.
+  OPTISTEP_PETSC(MatSetType(H, MATBAIJ));
+  OPTISTEP_PETSC(MatSetOptionsPrefix(H, "hessian_"));
+  OPTISTEP_PETSC(MatSetFromOptions(H));
+  OPTISTEP_PETSC(MatXAIJSetPreallocation(H, 3, d_nnz.data(), o_nnz.data(), d_nnz.data(), o_nnz.data()));
+  OPTISTEP_PETSC(MatSetOption(H, MAT_NO_OFF_PROC_ENTRIES, PETSC_TRUE));
+  OPTISTEP_PETSC(MatSetOption(H, MAT_SYMMETRIC, PETSC_TRUE));
+  OPTISTEP_PETSC(MatSetOption(H, MAT_SYMMETRY_ETERNAL, PETSC_TRUE));
+  // Row buffers hold column-major 3x3 blocks (Eigen's layout), so a whole row of blocks
+  // is the column-oriented 3 x 3n array PETSc reads with MAT_ROW_ORIENTED off.
+  OPTISTEP_PETSC(MatSetOption(H, MAT_ROW_ORIENTED, PETSC_FALSE));
+  return H;
+}
+
+void MpmIncrementalPotential::BuildRowLayout() {
+  // Row k (owned node i): the active, non-sticky nodes of the 5^3 box around i, sorted
+  // by global id; slot_of_offset_ maps a box offset to the slot in that list.
+  const LocalGrid& grid = step_.grid;
+  const int n_owned_nodes = static_cast<int>(step_.owned_nodes.size());
+  row_start_.assign(n_owned_nodes + 1, 0);
+  slot_of_offset_.assign(static_cast<std::size_t>(n_owned_nodes) * 125, -1);
+  diagonal_slot_.assign(n_owned_nodes, -1);
+  row_cols_.clear();
+  row_node_.clear();
+  std::vector<std::pair<PetscInt, int>> entries;
+  for (int k = 0; k < n_owned_nodes; ++k) {
+    const int i = step_.owned_nodes[k];
+    const Eigen::Vector3i node = grid.Node(i);
+    entries.clear();
+    const bool sticky_row = constraints_[i].kind == Kind::kSticky;
+    for (int o = 0; o < 125; ++o) {
+      const Eigen::Vector3i offset(o % 5 - 2, (o / 5) % 5 - 2, o / 25 - 2);
+      const int j = grid.Index(node + offset);
+      if (j < 0 || step_.petsc_id[j] < 0) continue;
+      const bool diagonal = o == 62;
+      if (!diagonal && (sticky_row || constraints_[j].kind == Kind::kSticky)) continue;
+      entries.emplace_back(step_.petsc_id[j], o);
+    }
+    std::sort(entries.begin(), entries.end());
+    for (const auto& [id, o] : entries) {
+      const PetscInt slot = static_cast<PetscInt>(row_cols_.size());
+      slot_of_offset_[static_cast<std::size_t>(k) * 125 + o] = static_cast<int>(slot);
+      if (o == 62) diagonal_slot_[k] = static_cast<int>(slot);
+      row_cols_.push_back(id);
+      row_node_.push_back(grid.Index(node + Eigen::Vector3i(o % 5 - 2, (o / 5) % 5 - 2, o / 25 - 2)));
+    }
+    row_start_[k + 1] = static_cast<PetscInt>(row_cols_.size());
+  }
+  row_values_.assign(9 * row_cols_.size(), 0.0);
+}
+
+Mat MpmIncrementalPotential::CreateHessian() {
+  if (!hessian_) hessian_ = NewMatrix();
+  OPTISTEP_PETSC(PetscObjectReference(reinterpret_cast<PetscObject>(hessian_)));
+  return hessian_;
+}
+
+void MpmIncrementalPotential::Hessian(Vec dv, Mat H) {
+  ScopedPhase phase(Phase::kHessian);
+  LoadVelocities(dv);
+  const Particles& particles = domain_.particles();
+  const StencilCache& cache = step_.cache;
+  const int n_owned_nodes = static_cast<int>(step_.owned_nodes.size());
+  if (matrix_free_) {
+    // Keep dP/dF per particle; products are formed in HessianMultiply.
+    stiffness_.resize(particles.size());
+    for (std::size_t p = 0; p < particles.size(); ++p) {
+      const Mat3 F = (Mat3::Identity() + dt_ * VelocityGradient(cache, p, v_work_.data())) * particles.F[p];
+      stiffness_[p] = Hardening(p) * materials_[particles.material[p]]->dPdF(F, true);
+    }
+    return;
+  }
+  // Blocks are summed into row-wise buffers laid out like the matrix rows (neighbours
+  // in the 5^3 box, sorted by global id) and handed to PETSc one whole row at a time:
+  // per-particle MatSetValuesBlocked would search each row 729 times per particle.
+  if (row_start_.empty()) BuildRowLayout();
+  std::fill(row_values_.begin(), row_values_.end(), 0.0);
+  double a[kStencilNodes][3];
+  double G[kStencilNodes][9][3];
+  for (std::size_t p = 0; p < particles.size(); ++p) {
+    const std::array<int, kStencilNodes>& nodes = cache.node[p];
+    int row_of[kStencilNodes];
+    int n_rows = 0;
+    for (int n = 0; n < kStencilNodes; ++n) {
+      const int lf = step_.local_form[nodes[n]];
+      if (lf >= 0 && lf < n_owned_nodes && constraints_[nodes[n]].kind != Kind::kSticky) row_of[n_rows++] = n;
+    }
+    if (n_rows == 0) continue;
+    const Mat3& F_n = particles.F[p];
+    const Mat3 F = (Mat3::Identity() + dt_ * VelocityGradient(cache, p, v_work_.data())) * F_n;
+    const Mat9 C = materials_[particles.material[p]]->dPdF(F, true);
+    // With a_n = F_n^T grad_w_n, dv_n enters vec(dF) as dt vec(dv_n a_n^T), so
+    //   K_nm[r][s] = dt^2 V0 s_p sum_{k,l} C[r + 3k][s + 3l] a_n[k] a_m[l],
+    // formed as G_m = C (a_m (x) I) (9x3), then K_nm[r][s] = sum_k a_n[k] G_m[r + 3k][s].
+    const Stencil& st = cache.stencil[p];
+    ForEachStencilNode([&](int n, int ia, int ib, int ic) {
+      const Vec3 an = F_n.transpose() * st.grad_w_ip(ia, ib, ic);
+      for (int k = 0; k < 3; ++k) a[n][k] = an[k];
+    });
+    for (int m = 0; m < kStencilNodes; ++m)
+      for (int q = 0; q < 9; ++q)
+        for (int t = 0; t < 3; ++t)
+          G[m][q][t] = C(q, t) * a[m][0] + C(q, t + 3) * a[m][1] + C(q, t + 6) * a[m][2];
+    const double scale = dt_ * dt_ * particles.V0[p] * Hardening(p);
+    for (int r = 0; r < n_rows; ++r) {
+      const int n = row_of[r];
+      // Stencil node n = a + 3 b + 9 c sits at box offset (a, b, c) - (a_n, b_n, c_n)
+      // from node n: box code 62 + (a - a_n) + 5 (b - b_n) + 25 (c - c_n).
+      const int* slots = &slot_of_offset_[125 * static_cast<std::size_t>(step_.local_form[nodes[n]])];
+      const int code_n = kBoxCode[n];
+      const double a0 = scale * a[n][0], a1 = scale * a[n][1], a2 = scale * a[n][2];
+      for (int m = 0; m < kStencilNodes; ++m) {
+        const int slot = slots[62 + kBoxCode[m] - code_n];
+        if (slot < 0) continue;  // inactive or sticky column
+        const double(*Gm)[3] = G[m];
+        double local[9];  // column-major 3x3 block, summed in registers
+        for (int t = 0; t < 3; ++t)
+          for (int d = 0; d < 3; ++d)
+            local[d + 3 * t] = a0 * Gm[d][t] + a1 * Gm[d + 3][t] + a2 * Gm[d + 6][t];
+        double* block = &row_values_[9 * static_cast<std::size_t>(slot)];
+        for (int e = 0; e < 9; ++e) block[e] += local[e];
+      }
+    }
+  }
+  for (int k = 0; k < n_owned_nodes; ++k) {
+    const int i = step_.owned_nodes[k];
+    const double m = step_.grid.m[i];
+    double* diag = &row_values_[9 * static_cast<std::size_t>(diagonal_slot_[k])];
+    const NodeConstraint& c = constraints_[i];
+    if (c.kind == Kind::kSlip) {  // P_n K_nm P_m around slip nodes
+      const Mat3 P = Projector(c);
+      for (PetscInt s = row_start_[k]; s < row_start_[k + 1]; ++s) {
+        Eigen::Map<Mat3> block(&row_values_[9 * s]);
+        block = P * block;
+      }
+    }
+    for (PetscInt s = row_start_[k]; s < row_start_[k + 1]; ++s) {
+      const NodeConstraint& cm = constraints_[row_node_[s]];
+      if (cm.kind != Kind::kSlip) continue;
+      Eigen::Map<Mat3> block(&row_values_[9 * s]);
+      block = block * Projector(cm);
+    }
+    for (int d = 0; d < 3; ++d) diag[4 * d] += m;
+    const PetscInt row = step_.begin + k;
+    const PetscInt n_cols = row_start_[k + 1] - row_start_[k];
+    OPTISTEP_PETSC(MatSetValuesBlocked(H, 1, &row, n_cols, &row_cols_[row_start_[k]],
+                                       &row_values_[9 * static_cast<std::size_t>(row_start_[k])],
+                                       INSERT_VALUES));
+  }
+  ScopedPhase assembly(Phase::kAssembly);
+  OPTISTEP_PETSC(MatAssemblyBegin(H, MAT_FINAL_ASSEMBLY));
+  OPTISTEP_PETSC(MatAssemblyEnd(H, MAT_FINAL_ASSEMBLY));
+}
+
+void MpmIncrementalPotential::HessianMultiply(Vec x, Vec y) {
+  // y = m x + P K (P x), K = sum_p dt^2 V0_p s_p A_p^T C_p A_p (see Hessian()).
+  OPTISTEP_PETSC(VecCopy(x, dv_local_));
+  const GhostedLocalView local(dv_local_);
+  const PetscScalar* la = local.data();
+  for (std::size_t i = 0; i < step_.local_form.size(); ++i) {
+    const int lf = step_.local_form[i];
+    for (int d = 0; d < 3; ++d) dv_work_[3 * i + d] = lf >= 0 ? la[3 * lf + d] : 0.0;
+    if (lf >= 0) Project(static_cast<int>(i), &dv_work_[3 * i]);
+  }
+  const int n_owned_nodes = static_cast<int>(step_.owned_nodes.size());
+  PetscScalar* ya = nullptr;
+  OPTISTEP_PETSC(VecGetArray(y, &ya));
+  for (int k = 0; k < 3 * n_owned_nodes; ++k) ya[k] = 0.0;
+  const Particles& particles = domain_.particles();
+  const StencilCache& cache = step_.cache;
+  for (std::size_t p = 0; p < particles.size(); ++p) {
+    const Mat3& F_n = particles.F[p];
+    const Mat3 dF = dt_ * VelocityGradient(cache, p, dv_work_.data()) * F_n;
+    const Vec9 dP = stiffness_[p] * Eigen::Map<const Vec9>(dF.data());
+    const Mat3 M = dt_ * particles.V0[p] * Eigen::Map<const Mat3>(dP.data()) * F_n.transpose();
+    const Stencil& s = cache.stencil[p];
+    ForEachStencilNode([&](int n, int a, int b, int c) {
+      const int lf = step_.local_form[cache.node[p][n]];
+      if (lf < 0 || lf >= n_owned_nodes) return;
+      const Vec3 f = M * s.grad_w_ip(a, b, c);
+      for (int d = 0; d < 3; ++d) ya[3 * lf + d] += f[d];
+    });
+  }
+  for (int k = 0; k < n_owned_nodes; ++k) {
+    const int i = step_.owned_nodes[k];
+    Project(i, ya + 3 * k);
+    for (int d = 0; d < 3; ++d) ya[3 * k + d] += step_.grid.m[i] * la[3 * k + d];
+  }
+  OPTISTEP_PETSC(VecRestoreArray(y, &ya));
+}
+
+void MpmIncrementalPotential::HessianDiagonal(Vec diag) {
+  const int n_owned_nodes = static_cast<int>(step_.owned_nodes.size());
+  PetscScalar* da = nullptr;
+  OPTISTEP_PETSC(VecGetArray(diag, &da));
+  for (int k = 0; k < n_owned_nodes; ++k)
+    for (int d = 0; d < 3; ++d) da[3 * k + d] = step_.grid.m[step_.owned_nodes[k]];
+  const Particles& particles = domain_.particles();
+  const StencilCache& cache = step_.cache;
+  for (std::size_t p = 0; p < particles.size(); ++p) {
+    const Mat3& F_n = particles.F[p];
+    const Stencil& s = cache.stencil[p];
+    const double scale = dt_ * dt_ * particles.V0[p];
+    ForEachStencilNode([&](int n, int a, int b, int c) {
+      const int i = cache.node[p][n];
+      const int lf = step_.local_form[i];
+      if (lf < 0 || lf >= n_owned_nodes || constraints_[i].kind == Kind::kSticky) return;
+      const Vec3 an = F_n.transpose() * s.grad_w_ip(a, b, c);
+      for (int r = 0; r < 3; ++r) {
+        double sum = 0.0;
+        for (int k = 0; k < 3; ++k)
+          for (int l = 0; l < 3; ++l) sum += stiffness_[p](r + 3 * k, r + 3 * l) * an[k] * an[l];
+        da[3 * lf + r] += scale * sum;
+      }
+    });
+  }
+  OPTISTEP_PETSC(VecRestoreArray(diag, &da));
+}
+
+void MpmIncrementalPotential::CharacteristicNormWeights(Vec w) {
+  // HOT Sec. 5.2: tol_i = eps 24 dx^2 dt (sum_p w_ip m_p |dP/dF(I)|_F) / m_i.
+  const Particles& particles = domain_.particles();
+  const StencilCache& cache = step_.cache;
+  const int n_owned_nodes = static_cast<int>(step_.owned_nodes.size());
+  std::vector<double> stiffness_mass(n_owned_nodes, 0.0);
+  for (std::size_t p = 0; p < particles.size(); ++p) {
+    const double k = Hardening(p) * particles.mass[p] *
+                     materials_[particles.material[p]]->dPdF(Mat3::Identity(), false).norm();
+    const Stencil& s = cache.stencil[p];
+    ForEachStencilNode([&](int n, int a, int b, int c) {
+      const int lf = step_.local_form[cache.node[p][n]];
+      if (lf >= 0 && lf < n_owned_nodes) stiffness_mass[lf] += s.w_ip(a, b, c) * k;
+    });
+  }
+  const double dx = domain_.dx();
+  PetscScalar* wa = nullptr;
+  OPTISTEP_PETSC(VecGetArray(w, &wa));
+  for (int k = 0; k < n_owned_nodes; ++k) {
+    const int i = step_.owned_nodes[k];
+    const double tol = constraints_[i].kind == Kind::kSticky
+                           ? PETSC_INFINITY
+                           : cn_epsilon_ * 24.0 * dx * dx * dt_ * stiffness_mass[k] / step_.grid.m[i];
+    for (int d = 0; d < 3; ++d) wa[3 * k + d] = tol;
+  }
+  OPTISTEP_PETSC(VecRestoreArray(w, &wa));
+}
+
+void MpmIncrementalPotential::InitialGuess(Vec dv, bool with_gravity) const {
+  PetscScalar* a = nullptr;
+  OPTISTEP_PETSC(VecGetArray(dv, &a));
+  for (std::size_t k = 0; k < step_.owned_nodes.size(); ++k) {
+    const int i = step_.owned_nodes[k];
+    const NodeConstraint& c = constraints_[i];
+    const Vec3 v(step_.grid.v[3 * i], step_.grid.v[3 * i + 1], step_.grid.v[3 * i + 2]);
+    const Vec3 free_part = with_gravity ? Vec3(dt_ * gravity_) : Vec3::Zero();
+    const Mat3 P = Projector(c);
+    const Vec3 guess = P * free_part + (Mat3::Identity() - P) * (c.velocity - v);
+    for (int d = 0; d < 3; ++d) a[3 * k + d] = guess[d];
+  }
+  OPTISTEP_PETSC(VecRestoreArray(dv, &a));
+}
+
+void MpmIncrementalPotential::NewGridVelocities(Vec dv, std::vector<double>* v_new) {
+  LoadVelocities(dv);
+  *v_new = v_work_;
+  for (std::size_t i = 0; i < constraints_.size(); ++i) {
+    const NodeConstraint& c = constraints_[i];
+    if (c.kind != Kind::kSlip || c.friction <= 0.0) continue;
+    // Coulomb friction with the normal velocity the constraint removed (Gast Sec. 5.2).
+    const Vec3 v_old(step_.grid.v[3 * i], step_.grid.v[3 * i + 1], step_.grid.v[3 * i + 2]);
+    const double removed = std::max(0.0, -c.normal.dot(v_old - c.velocity));
+    Eigen::Map<Vec3> v(v_new->data() + 3 * i);
+    const Vec3 rel = v - c.velocity;
+    const Vec3 normal_part = c.normal.dot(rel) * c.normal;
+    const Vec3 tangential = rel - normal_part;
+    const double speed = tangential.norm();
+    const double keep = speed > 0.0 ? std::max(0.0, 1.0 - c.friction * removed / speed) : 0.0;
+    v = c.velocity + normal_part + keep * tangential;
+  }
+}
+
+}  // namespace optistep::mpm

@@ -1,0 +1,99 @@
+#pragma once
+// Implicit MPM time step as a minimization over grid velocity increments dv
+// (Gast et al. 2015 Sec. 6; HOT, Wang et al. 2020, Sec. 3.1 eq. 1):
+//   E(dv) = 1/2 sum_i m_i |dv_i|^2 + sum_p V0_p Psi(F_p(dv)) - dt sum_i m_i g . dv_i,
+//   F_p(dv) = (I + dt sum_i (v_i + dv_i) grad_w_ip^T) F_p^n.
+// Units: dv in m/s, E in J (kg m^2/s^2). Grid nodes inside collision objects are
+// constrained by projection (HOT's --bcproject): sticky nodes take the object's velocity
+// (their rows and columns become m_i I), slip nodes lose the normal component of their
+// relative velocity when approaching (P_i = I - n n^T). Snow hardening scales each
+// particle's energy by exp(xi (1 - J_P)) (Stomakhin et al. 2013).
+#include <petscmat.h>
+
+#include <vector>
+
+#include "materials/Material.hpp"
+#include "mpm/MpmDomain.hpp"
+#include "mpm/Plasticity.hpp"
+#include "solvers/IncrementalPotential.hpp"
+
+namespace optistep::mpm {
+
+/// The constraint of one grid node for a step.
+struct NodeConstraint {
+  enum class Kind { kFree, kSticky, kSlip };
+  Kind kind = Kind::kFree;
+  Vec3 normal = Vec3::Zero();     ///< kSlip: unit normal of the object
+  Vec3 velocity = Vec3::Zero();   ///< the object's velocity at the node (m/s)
+  double friction = 0.0;          ///< kSlip: Coulomb coefficient
+};
+
+class MpmIncrementalPotential : public IncrementalPotential {
+ public:
+  /// Collective. Takes the step grid (P2G done, numbering set), this rank's particles
+  /// (owned first, then halo), the per-material tables, the constraints of every local
+  /// grid node (owned and ghost: they must agree with the owners'), dt (s), gravity
+  /// (m/s^2) and the characteristic-norm epsilon (HOT Sec. 7.1: 1e-7).
+  /// matrix_free: Hessian() fills a MatShell (PN-PCG(MF)) instead of assembling.
+  MpmIncrementalPotential(const MpmDomain& domain, StepGrid& step, const MaterialTable& materials,
+                          const std::vector<PlasticityParameters>& plasticity,
+                          std::vector<NodeConstraint> constraints, double dt, const Vec3& gravity,
+                          double cn_epsilon, bool matrix_free);
+  ~MpmIncrementalPotential() override;
+
+  PetscReal Energy(Vec dv) override;
+  void Gradient(Vec dv, Vec g) override;
+  PetscReal EnergyAndGradient(Vec dv, Vec g) override;
+  void Hessian(Vec dv, Mat H) override;
+  Mat CreateHessian() override;
+  void CharacteristicNormWeights(Vec w) override;
+  PetscInt GlobalNodeCount() const override { return step_.n_global; }
+
+  /// A Vec with the step's layout (ghosted, block size 3). Collective.
+  Vec CreateVector() const { return domain_.CreateNodeVector(step_); }
+  /// Sets dv to satisfy the constraints (the prescribed components) and zero elsewhere,
+  /// or to dt g on the free components when with_gravity. Rank-local.
+  void InitialGuess(Vec dv, bool with_gravity) const;
+  /// Collective: fills v_new (3 per local grid node, m/s) with v_i + dv_i (ghosts too)
+  /// and applies Coulomb friction on slip nodes (Gast Sec. 5.2 applied on the grid).
+  void NewGridVelocities(Vec dv, std::vector<double>* v_new);
+
+  /// y = H x for the matrix-free Hessian (public for the MatShell callback).
+  void HessianMultiply(Vec x, Vec y);
+  void HessianDiagonal(Vec d);
+
+ private:
+  /// Copies dv's owned values into the ghosted work vector, updates ghosts and forms
+  /// v_work_ = v_i + dv_i per local grid node.
+  void LoadVelocities(Vec dv);
+  PetscReal Evaluate(Vec dv, Vec g);
+  /// Particle p's hardening factor (1 unless its material is snow).
+  double Hardening(std::size_t p) const;
+  void Project(int node, double* g3) const;
+  Mat NewMatrix() const;
+  /// The assembled Hessian's rows: neighbour lists and the buffers they are summed in.
+  void BuildRowLayout();
+
+  const MpmDomain& domain_;
+  StepGrid& step_;
+  const MaterialTable& materials_;
+  const std::vector<PlasticityParameters>& plasticity_;
+  std::vector<NodeConstraint> constraints_;
+  double dt_;
+  Vec3 gravity_;
+  double cn_epsilon_;
+  bool matrix_free_;
+  Vec dv_local_ = nullptr;        // ghosted work vector
+  std::vector<double> v_work_;    // 3 per local grid node
+  std::vector<double> dv_work_;   // 3 per local grid node (matrix-free products)
+  std::vector<Mat9> stiffness_;   // per local particle, dP/dF (projected), for MF
+  Mat hessian_ = nullptr;
+  std::vector<PetscInt> row_start_;   // per owned node, into row_cols_ (size n + 1)
+  std::vector<PetscInt> row_cols_;    // global ids of each row's columns, sorted
+  std::vector<int> row_node_;         // local grid node of each column
+  std::vector<int> slot_of_offset_;   // 125 per owned node (box code), -1: no column
+  std::vector<int> diagonal_slot_;    // per owned node
+  std::vector<double> row_values_;    // 9 per slot, column-major 3x3 blocks
+};
+
+}  // namespace optistep::mpm
