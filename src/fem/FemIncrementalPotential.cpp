@@ -51,13 +51,9 @@ void FemIncrementalPotential::BeginStep(Vec x_n, Vec v_n, double dt, double t_ne
   OPTISTEP_PETSC(VecWAXPY(x_hat_, dt, v_n, x_n));
   if (beta_ > 0.0) {
     if (!stiffness_n_) stiffness_n_ = NewHessianMatrix();
-    OPTISTEP_PETSC(MatZeroEntries(stiffness_n_));
     const auto local = LoadLocal(x_n_);
-    const PetscScalar* xl = local->data();
-    AddElasticHessian(xl, stiffness_n_, true);
-    ScopedPhase phase(Phase::kAssembly);
-    OPTISTEP_PETSC(MatAssemblyBegin(stiffness_n_, MAT_FINAL_ASSEMBLY));
-    OPTISTEP_PETSC(MatAssemblyEnd(stiffness_n_, MAT_FINAL_ASSEMBLY));
+    AccumulateElasticHessian(local->data());
+    InsertRows(stiffness_n_);
   }
 }
 
@@ -155,73 +151,117 @@ double FemIncrementalPotential::DampingEnergyAndGradient(Vec x, Vec g) {
   return 0.5 * beta_ / dt_ * yKy;
 }
 
-void FemIncrementalPotential::AddElasticHessian(const PetscScalar* xl, Mat H,
-                                                bool skip_constrained) {
+void FemIncrementalPotential::BuildRowLayout() {
+  // Row l (owned node): the nodes sharing a tet with it, sorted by global id, minus
+  // constrained columns; a constrained row keeps only its diagonal. tet_slots_ maps each
+  // (tet, row corner, column corner) to its block in the row buffers, so assembly sums
+  // into them directly and hands PETSc one sorted row at a time.
   const DistributedTetMesh& mesh = model_.mesh();
-  Eigen::Matrix<double, 12, 12, Eigen::RowMajor> block;
-  PetscScalar values[144];
+  std::vector<std::vector<PetscInt>> neighbours(mesh.n_owned);
+  for (const auto& t : mesh.tets)
+    for (int a = 0; a < 4; ++a)
+      if (t[a] < mesh.n_owned)
+        for (int b = 0; b < 4; ++b) neighbours[t[a]].push_back(t[b]);
+  row_start_.assign(mesh.n_owned + 1, 0);
+  row_cols_.clear();
+  diagonal_slot_.assign(mesh.n_owned, -1);
+  std::vector<std::vector<std::pair<PetscInt, int>>> row_slots(mesh.n_owned);  // (local col, slot)
+  for (PetscInt l = 0; l < mesh.n_owned; ++l) {
+    auto& n = neighbours[l];
+    n.push_back(l);
+    std::sort(n.begin(), n.end(), [&](PetscInt a, PetscInt b) {
+      return mesh.local_to_global[a] < mesh.local_to_global[b];
+    });
+    n.erase(std::unique(n.begin(), n.end()), n.end());
+    const bool fixed_row = model_.IsConstrained(static_cast<int>(l));
+    for (PetscInt c : n) {
+      if (c != l && (fixed_row || model_.IsConstrainedLocal(static_cast<int>(c)))) continue;
+      const int slot = static_cast<int>(row_cols_.size());
+      if (c == l) diagonal_slot_[l] = slot;
+      row_slots[l].emplace_back(c, slot);
+      row_cols_.push_back(mesh.local_to_global[c]);
+    }
+    std::sort(row_slots[l].begin(), row_slots[l].end());
+    row_start_[l + 1] = static_cast<PetscInt>(row_cols_.size());
+  }
+  tet_slots_.assign(16 * mesh.tets.size(), -1);
   for (size_t e = 0; e < mesh.tets.size(); ++e) {
+    const auto& t = mesh.tets[e];
+    for (int a = 0; a < 4; ++a) {
+      if (t[a] >= mesh.n_owned) continue;
+      const auto& slots = row_slots[t[a]];
+      for (int b = 0; b < 4; ++b) {
+        const auto it = std::lower_bound(slots.begin(), slots.end(), std::pair<PetscInt, int>(t[b], -1));
+        if (it != slots.end() && it->first == t[b]) tet_slots_[16 * e + 4 * a + b] = it->second;
+      }
+    }
+  }
+  row_values_.assign(9 * row_cols_.size(), 0.0);
+}
+
+void FemIncrementalPotential::AccumulateElasticHessian(const PetscScalar* xl) {
+  if (row_start_.empty()) BuildRowLayout();
+  std::fill(row_values_.begin(), row_values_.end(), 0.0);
+  const DistributedTetMesh& mesh = model_.mesh();
+  Eigen::Matrix<double, 12, 12> block;
+  for (size_t e = 0; e < mesh.tets.size(); ++e) {
+    const int* slots = &tet_slots_[16 * e];
+    bool any_row = false;
+    for (int k = 0; k < 16; ++k) any_row |= slots[k] >= 0;
+    if (!any_row) continue;
     const auto& t = mesh.tets[e];
     const auto& beta = model_.Beta(static_cast<int>(e));
     const Mat3 F = DeformationGradient(TetPositions(xl, t), beta);
     const Mat9 dPdF = model_.MaterialOf(static_cast<int>(e)).dPdF(F, project_spd_);
     const Eigen::Matrix<double, 9, 12> B = DeformationGradientJacobian(beta);
-    block = model_.RestVolume(static_cast<int>(e)) * (B.transpose() * dPdF * B);
-
-    PetscInt rows[4], cols[4];
-    int local_a[4], local_b[4];
-    int n_rows = 0, n_cols = 0;
-    for (int a = 0; a < 4; ++a) {
-      // Constrained nodes (owned or ghost) lose both their rows and their columns, so the
-      // projected matrix stays symmetric.
-      const bool fixed = skip_constrained && model_.IsConstrainedLocal(t[a]);
-      if (!fixed) {
-        cols[n_cols] = t[a];
-        local_b[n_cols++] = a;
-        if (t[a] < mesh.n_owned) {
-          rows[n_rows] = t[a];
-          local_a[n_rows++] = a;
-        }
+    block.noalias() = model_.RestVolume(static_cast<int>(e)) * (B.transpose() * dPdF * B);
+    for (int a = 0; a < 4; ++a)
+      for (int b = 0; b < 4; ++b) {
+        const int slot = slots[4 * a + b];
+        if (slot < 0) continue;
+        Eigen::Map<Mat3>(&row_values_[9 * static_cast<size_t>(slot)]) += block.block<3, 3>(3 * a, 3 * b);
       }
-    }
-    if (n_rows == 0) continue;
-    for (int i = 0; i < n_rows; ++i)
-      for (int r = 0; r < 3; ++r)
-        for (int j = 0; j < n_cols; ++j)
-          for (int c = 0; c < 3; ++c)
-            values[(3 * i + r) * (3 * n_cols) + 3 * j + c] =
-                block(3 * local_a[i] + r, 3 * local_b[j] + c);
-    OPTISTEP_PETSC(MatSetValuesBlockedLocal(H, n_rows, rows, n_cols, cols, values, ADD_VALUES));
   }
+}
+
+void FemIncrementalPotential::InsertRows(Mat M) {
+  const DistributedTetMesh& mesh = model_.mesh();
+  for (PetscInt l = 0; l < mesh.n_owned; ++l) {
+    const PetscInt row = mesh.local_to_global[l];
+    OPTISTEP_PETSC(MatSetValuesBlocked(M, 1, &row, row_start_[l + 1] - row_start_[l],
+                                       &row_cols_[row_start_[l]], &row_values_[9 * row_start_[l]],
+                                       INSERT_VALUES));
+  }
+  ScopedPhase phase(Phase::kAssembly);
+  OPTISTEP_PETSC(MatAssemblyBegin(M, MAT_FINAL_ASSEMBLY));
+  OPTISTEP_PETSC(MatAssemblyEnd(M, MAT_FINAL_ASSEMBLY));
 }
 
 void FemIncrementalPotential::Hessian(Vec x, Mat H) {
   const DistributedTetMesh& mesh = model_.mesh();
   {
     ScopedPhase phase(Phase::kHessian);
-    OPTISTEP_PETSC(MatZeroEntries(H));
     const auto local = LoadLocal(x);
     const PetscScalar* xl = local->data();
-    AddElasticHessian(xl, H, true);
+    AccumulateElasticHessian(xl);
+    // Inertia m_i/dt^2 I and the (Gauss-Newton) collision penalty on the diagonal blocks.
     const double inv_dt2 = 1.0 / (dt_ * dt_);
-    PetscScalar values[9];
     for (PetscInt l = 0; l < mesh.n_owned; ++l) {
       const double m = model_.Mass(static_cast<int>(l));
-      Mat3 block = m * inv_dt2 * Mat3::Identity();
+      Eigen::Map<Mat3> block(&row_values_[9 * static_cast<size_t>(diagonal_slot_[l])]);
+      block += m * inv_dt2 * Mat3::Identity();
       if (!model_.IsConstrained(static_cast<int>(l))) {
         const Vec3 xi(xl[3 * l], xl[3 * l + 1], xl[3 * l + 2]);
-        for (const auto& c : model_.collision_objects()) c.Penalty(xi, m, nullptr, &block);
+        Mat3 penalty = Mat3::Zero();
+        for (const auto& c : model_.collision_objects()) c.Penalty(xi, m, nullptr, &penalty);
+        block += penalty;
       }
-      for (int r = 0; r < 3; ++r)
-        for (int c = 0; c < 3; ++c) values[3 * r + c] = block(r, c);
-      OPTISTEP_PETSC(MatSetValuesBlockedLocal(H, 1, &l, 1, &l, values, ADD_VALUES));
     }
   }
-  {
+  InsertRows(H);
+  if (beta_ > 0.0) {
     ScopedPhase phase(Phase::kAssembly);
-    OPTISTEP_PETSC(MatAssemblyBegin(H, MAT_FINAL_ASSEMBLY));
-    OPTISTEP_PETSC(MatAssemblyEnd(H, MAT_FINAL_ASSEMBLY));
-    if (beta_ > 0.0) OPTISTEP_PETSC(MatAXPY(H, beta_ / dt_, stiffness_n_, SUBSET_NONZERO_PATTERN));
+    OPTISTEP_PETSC(MatAXPY(H, beta_ / dt_, stiffness_n_, SAME_NONZERO_PATTERN));
   }
 }
 
@@ -264,8 +304,12 @@ Mat FemIncrementalPotential::NewHessianMatrix() const {
     OPTISTEP_PETSC(PetscObjectTypeCompareAny(reinterpret_cast<PetscObject>(H), &symmetric_storage,
                                              MATSBAIJ, MATSEQSBAIJ, MATMPISBAIJ, ""));
     if (symmetric_storage) OPTISTEP_PETSC(MatSetOption(H, MAT_IGNORE_LOWER_TRIANGULAR, PETSC_TRUE));
+    // Local (owned + ghost) numbering, for anything that sets values by local index.
     OPTISTEP_PETSC(MatSetLocalToGlobalMapping(H, model_.LocalToGlobal(), model_.LocalToGlobal()));
     OPTISTEP_PETSC(MatSetOption(H, MAT_NO_OFF_PROC_ENTRIES, PETSC_TRUE));
+    // Row buffers hold column-major 3x3 blocks (Eigen's layout): a row of blocks is the
+    // column-oriented 3 x 3n array PETSc reads with MAT_ROW_ORIENTED off.
+    OPTISTEP_PETSC(MatSetOption(H, MAT_ROW_ORIENTED, PETSC_FALSE));
     OPTISTEP_PETSC(MatSetOption(H, MAT_SYMMETRIC, PETSC_TRUE));
     OPTISTEP_PETSC(MatSetOption(H, MAT_SYMMETRY_ETERNAL, PETSC_TRUE));
     // Rigid-body modes from the reference positions, for algebraic multigrid

@@ -56,8 +56,13 @@ class FemIncrementalPotential : public IncrementalPotential {
   std::unique_ptr<GhostedLocalView> LoadLocal(Vec x);
   /// The common pass: energy (always) and the gradient (when g is non-null).
   PetscReal Evaluate(Vec x, Vec g);
-  /// Adds the projected elastic Hessian blocks of local tets to owned rows of H.
-  void AddElasticHessian(const PetscScalar* xl, Mat H, bool skip_constrained);
+  /// The Hessian's row layout (owned rows, sorted columns) and each tet's block slots.
+  void BuildRowLayout();
+  /// Sums the (projected) elastic blocks of all local tets into the row buffers, which
+  /// it zeroes first; constrained rows and columns are left out.
+  void AccumulateElasticHessian(const PetscScalar* xl);
+  /// Inserts the row buffers into M (one sorted row per call) and assembles it.
+  void InsertRows(Mat M);
   double DampingEnergyAndGradient(Vec x, Vec g);
   /// A new, preallocated matrix (AIJ, block size 3; -hessian_mat_type) with the Hessian's layout.
   Mat NewHessianMatrix() const;
@@ -75,6 +80,11 @@ class FemIncrementalPotential : public IncrementalPotential {
   Vec work2_ = nullptr;
   Mat hessian_ = nullptr;   // cached; handed out by reference
   Mat stiffness_n_ = nullptr;  // K(x_n) for damping
+  std::vector<PetscInt> row_start_;  // per owned node, into row_cols_ (size n_owned + 1)
+  std::vector<PetscInt> row_cols_;   // global column ids, sorted per row
+  std::vector<int> diagonal_slot_;   // per owned node
+  std::vector<int> tet_slots_;       // 16 per local tet: (row corner, column corner) -> slot
+  std::vector<double> row_values_;   // 9 per slot, column-major 3x3 blocks
 };
 
 }  // namespace optistep
