@@ -106,6 +106,30 @@ void MpmDomain::Distribute(Particles all) {
   Rebalance(true);
 }
 
+void MpmDomain::ExportBlockOwners(std::vector<Eigen::Vector3i>* blocks,
+                                  std::vector<int>* owners) const {
+  std::vector<std::pair<std::uint64_t, int>> map(owner_.begin(), owner_.end());
+  std::sort(map.begin(), map.end());
+  blocks->clear();
+  owners->clear();
+  for (const auto& [key, r] : map) {
+    blocks->push_back(Unkey(key));
+    owners->push_back(r);
+  }
+}
+
+void MpmDomain::Restore(Particles owned, const std::vector<Eigen::Vector3i>& blocks,
+                        const std::vector<int>& owners) {
+  owner_.clear();
+  for (std::size_t b = 0; b < blocks.size(); ++b) owner_[Key(blocks[b])] = owners[b];
+  particles_ = std::move(owned);
+  n_owned_ = particles_.size();
+  for (std::size_t p = 0; p < n_owned_; ++p)
+    if (OwnerOfBlock(HomeBlock(particles_.x[p])) != rank_)
+      throw std::logic_error("MpmDomain::Restore: particle " + std::to_string(particles_.id[p]) +
+                             " lives in a block of another rank");
+}
+
 BalanceReport MpmDomain::Rebalance(bool force) {
   DropHalo();
   // The global set of touched blocks; a new block goes to the lowest rank touching it.
@@ -260,6 +284,14 @@ void MpmDomain::BuildStepGrid(StepGrid* step) const {
   step->owned.assign(n_nodes, 0);
   step->petsc_id.assign(n_nodes, -1);
   step->owned_nodes.clear();
+  // Nodes reached only by the far tail of a stencil (w_ip ~ 1e-12) would be unknowns of
+  // almost no mass: their Newton directions are huge and wreck the downhill check. They
+  // are no unknowns; the potential moves them in free flight (v_i + dt g), which keeps
+  // the transfers' partition of unity (their weights are below 1e-9 of a particle's).
+  double heaviest = 0.0;
+  for (double m : particles_.mass) heaviest = std::max(heaviest, m);
+  MPI_Allreduce(MPI_IN_PLACE, &heaviest, 1, MPI_DOUBLE, MPI_MAX, comm_);
+  const double mass_floor = 1e-9 * heaviest;
   for (int slot = 0; slot < grid.BlockCount(); ++slot) {
     const Eigen::Vector3i first = grid.Node(LocalGrid::kNodesPerBlock * slot);
     Eigen::Vector3i block;
@@ -268,7 +300,7 @@ void MpmDomain::BuildStepGrid(StepGrid* step) const {
     for (int k = 0; k < LocalGrid::kNodesPerBlock; ++k) step->owned[LocalGrid::kNodesPerBlock * slot + k] = mine;
   }
   for (int i = 0; i < n_nodes; ++i)
-    if (step->owned[i] && grid.m[i] > 0.0) step->owned_nodes.push_back(i);
+    if (step->owned[i] && grid.m[i] > mass_floor) step->owned_nodes.push_back(i);
   PetscInt n_owned = static_cast<PetscInt>(step->owned_nodes.size()), begin = 0;
   MPI_Exscan(&n_owned, &begin, 1, MPIU_INT, MPI_SUM, comm_);
   if (rank_ == 0) begin = 0;
@@ -302,8 +334,7 @@ void MpmDomain::BuildStepGrid(StepGrid* step) const {
   std::vector<std::pair<PetscInt, int>> ghosts;
   for (int r = 0; r < size_; ++r)
     for (std::size_t k = 0; k < replies[r].size(); ++k) {
-      if (replies[r][k] < 0)
-        throw std::logic_error("MPM ghost node without an owner's unknown (halo incomplete)");
+      if (replies[r][k] < 0) continue;  // below the owner's mass floor: not an unknown
       step->petsc_id[asked[r][k]] = static_cast<PetscInt>(replies[r][k]);
       ghosts.emplace_back(static_cast<PetscInt>(replies[r][k]), asked[r][k]);
     }
@@ -319,8 +350,7 @@ void MpmDomain::BuildStepGrid(StepGrid* step) const {
   for (std::size_t k = 0; k < step->ghost_nodes.size(); ++k)
     step->local_form[step->ghost_nodes[k]] = static_cast<int>(n_owned + k);
 
-  // Ghost nodes hold partial sums of P2G; their owners' velocities replace them, and
-  // inactive nodes get none.
+  // Ghost nodes hold partial sums of P2G; their owners' velocities replace them.
   Vec v = CreateNodeVector(*step);
   PetscScalar* va = nullptr;
   OPTISTEP_PETSC(VecGetArray(v, &va));
@@ -331,7 +361,9 @@ void MpmDomain::BuildStepGrid(StepGrid* step) const {
     const GhostedLocalView local(v);
     for (int i = 0; i < n_nodes; ++i) {
       const int lf = step->local_form[i];
-      for (int d = 0; d < 3; ++d) grid.v[3 * i + d] = lf >= 0 ? local.data()[3 * lf + d] : 0.0;
+      // Nodes that are not unknowns keep their own P2G velocity (mv / m, 0 without mass).
+      if (lf < 0) continue;
+      for (int d = 0; d < 3; ++d) grid.v[3 * i + d] = local.data()[3 * lf + d];
     }
   }
   VecDestroy(&v);

@@ -58,9 +58,20 @@ class MpmDomain {
   /// exceeds it (HOT-style load balance; default 1.2).
   MpmDomain(MPI_Comm comm, double dx, double repartition_threshold);
 
-  /// Collective. Rank 0 passes every particle (the others pass none); blocks are split by
-  /// METIS and particles sent to their owners, keeping rank 0's order within each rank.
+  /// Collective. Rank 0 passes every particle (the others pass none), or each rank some
+  /// (a restart on another rank count); blocks are split by METIS and particles sent to
+  /// their owners, keeping the senders' order (by sending rank) within each rank.
   void Distribute(Particles all);
+
+  /// The block -> owner map (the same on every rank), sorted by block: block coordinates
+  /// (a block holds the nodes 4 b .. 4 b + 3 on each axis) and owning ranks. For checkpoints.
+  void ExportBlockOwners(std::vector<Eigen::Vector3i>* blocks, std::vector<int>* owners) const;
+  /// Not collective. Installs a state exported on the same number of ranks: this rank's
+  /// owned particles in the order they had (the rank-local order fixes the summation order,
+  /// so the run continues bitwise) and the block map of ExportBlockOwners. std::logic_error
+  /// if a particle's home block is missing or owned by another rank.
+  void Restore(Particles owned, const std::vector<Eigen::Vector3i>& blocks,
+               const std::vector<int>& owners);
 
   /// Collective, after advection: refreshes the block set from the owned particles'
   /// stencils (new blocks go to the lowest rank that touches them), repartitions with

@@ -100,7 +100,9 @@ void MpmIncrementalPotential::LoadVelocities(Vec dv) {
   const std::vector<double>& v = step_.grid.v;
   for (std::size_t i = 0; i < step_.local_form.size(); ++i) {
     const int lf = step_.local_form[i];
-    for (int d = 0; d < 3; ++d) v_work_[3 * i + d] = v[3 * i + d] + (lf >= 0 ? la[3 * lf + d] : 0.0);
+    // Nodes below the mass floor (MpmDomain::BuildStepGrid) are no unknowns: free flight.
+    for (int d = 0; d < 3; ++d)
+      v_work_[3 * i + d] = v[3 * i + d] + (lf >= 0 ? la[3 * lf + d] : dt_ * gravity_[d]);
   }
 }
 
@@ -124,6 +126,8 @@ PetscReal MpmIncrementalPotential::Evaluate(Vec dv, Vec g) {
   const Particles& particles = domain_.particles();
   const StencilCache& cache = step_.cache;
   const int n_owned_nodes = static_cast<int>(step_.owned_nodes.size());
+  // Test g, never ga: a rank without unknowns gets a null array, and must restore it all
+  // the same, or g keeps the norm VecSet cached and VecNorm(g) skips its collective there.
   PetscScalar* ga = nullptr;
   if (g) {
     OPTISTEP_PETSC(VecSet(g, 0.0));
@@ -137,7 +141,7 @@ PetscReal MpmIncrementalPotential::Evaluate(Vec dv, Vec g) {
     const ElasticMaterial& material = *materials_[particles.material[p]];
     const double scale = particles.V0[p] * Hardening(p);
     double psi = 0.0;
-    if (ga) {
+    if (g) {
       Mat3 P;
       psi = material.PsiAndP(F, &P);
       const Mat3 M = dt_ * scale * P * F_n.transpose();
@@ -160,12 +164,12 @@ PetscReal MpmIncrementalPotential::Evaluate(Vec dv, Vec g) {
     Vec3 dvi;
     for (int d = 0; d < 3; ++d) dvi[d] = v_work_[3 * i + d] - step_.grid.v[3 * i + d];
     energy += 0.5 * m * dvi.squaredNorm() - dt_ * m * gravity_.dot(dvi);
-    if (ga) {
+    if (g) {
       for (int d = 0; d < 3; ++d) ga[3 * k + d] += m * dvi[d] - dt_ * m * gravity_[d];
       Project(i, ga + 3 * k);
     }
   }
-  if (ga) OPTISTEP_PETSC(VecRestoreArray(g, &ga));
+  if (g) OPTISTEP_PETSC(VecRestoreArray(g, &ga));
   double total = 0.0;
   MPI_Allreduce(&energy, &total, 1, MPI_DOUBLE, MPI_SUM, domain_.comm());
   return total;
