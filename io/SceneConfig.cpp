@@ -627,10 +627,14 @@ SceneConfig ParseScene(const Field& root, const std::string& path) {
   scene.solver = ParseSolver(m.Get("solver"), mpm);
   MapView(m.Get("damping"), {"stiffness_beta"})
       .Read("stiffness_beta", scene.damping.stiffness_beta, kNonNegative);
-  const MapView output(m.Get("output"), {"directory", "every"});
+  const MapView output(m.Get("output"), {"directory", "every", "checkpoint_every_steps",
+                                         "checkpoint_every_seconds", "checkpoints_kept"});
   scene.output.directory = "out/" + scene.name;
   output.Read("directory", scene.output.directory);
   output.Read("every", scene.output.every, kPositiveInteger);
+  output.Read("checkpoint_every_steps", scene.output.checkpoint_every_steps, kNonNegative);
+  output.Read("checkpoint_every_seconds", scene.output.checkpoint_every_seconds, kNonNegative);
+  output.Read("checkpoints_kept", scene.output.checkpoints_kept, kPositiveInteger);
   scene.petsc_options = ParsePetscOptions(m.Get("petsc_options"));
   return scene;
 }

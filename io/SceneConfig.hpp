@@ -206,6 +206,12 @@ struct MpmConfig {
 struct OutputConfig {
   std::string directory;  ///< relative to the working directory; default "out/<name>"
   int every = 1;          ///< write every N-th frame (frame 0 always)
+  /// Checkpoints (io/Checkpoint.hpp) go to <directory>/checkpoints: every N accepted
+  /// steps (0: not by step count) and/or every T wall-clock seconds (s, 0: not by time),
+  /// and always on SIGTERM or SIGUSR1. The newest checkpoints_kept (>= 1) are kept.
+  int checkpoint_every_steps = 0;
+  double checkpoint_every_seconds = 0.0;
+  int checkpoints_kept = 2;
 };
 
 struct SceneConfig {

@@ -1,5 +1,7 @@
 #include "io/StepStats.hpp"
 
+#include <cstdlib>
+#include <fstream>
 #include <vector>
 
 #include "core/Error.hpp"
@@ -7,13 +9,38 @@
 
 namespace optistep {
 
+namespace {
+
+/// The header line and the rows of steps <= last_step of the stats.csv at path, or "" if
+/// there is no such file. A last line without its newline (a run killed while writing
+/// it) is dropped.
+std::string RowsUpToStep(const std::string& path, long last_step) {
+  std::ifstream in(path);
+  std::string kept, line;
+  for (bool header = true; std::getline(in, line) && !in.eof(); header = false)
+    if (header || std::strtol(line.c_str(), nullptr, 10) <= last_step) kept += line + "\n";
+  return kept;
+}
+
+}  // namespace
+
 StepStats::StepStats(MPI_Comm comm, const std::string& csv_path, bool print,
-                     std::vector<std::string> extra_columns)
+                     std::vector<std::string> extra_columns, long resume_after_step)
     : comm_(comm), print_(print), extra_columns_(std::move(extra_columns)) {
   int rank = 0;
   MPI_Comm_rank(comm_, &rank);
   std::string error;
-  if (rank == 0 && !csv_path.empty()) {
+  const std::string kept =
+      rank == 0 && resume_after_step >= 0 ? RowsUpToStep(csv_path, resume_after_step) : "";
+  if (rank == 0 && !csv_path.empty() && !kept.empty()) {
+    csv_ = std::fopen(csv_path.c_str(), "w");
+    if (!csv_) {
+      error = csv_path + ": cannot be written";
+    } else {
+      std::fputs(kept.c_str(), csv_);
+      std::fflush(csv_);
+    }
+  } else if (rank == 0 && !csv_path.empty()) {
     csv_ = std::fopen(csv_path.c_str(), "w");
     if (!csv_) {
       error = csv_path + ": cannot be written";

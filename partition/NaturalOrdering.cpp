@@ -1,20 +1,32 @@
 #include "partition/NaturalOrdering.hpp"
 
+#include <algorithm>
+
 #include "core/Error.hpp"
 
 namespace optistep {
 
-NaturalOrdering::NaturalOrdering(MPI_Comm comm, const std::vector<PetscInt>& original_ids,
-                                 PetscInt n_global, int bs)
-    : n_global_(n_global), bs_(bs) {
-  const PetscInt n_items = static_cast<PetscInt>(original_ids.size());
-  OPTISTEP_PETSC(VecCreateMPI(comm, bs * n_items, PETSC_DETERMINE, &source_));
-  // Whole items per rank, split as evenly as possible.
+RowRange EvenRows(MPI_Comm comm, int64_t n) {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
-  const PetscInt local = n_global / size + (rank < n_global % size ? 1 : 0);
-  OPTISTEP_PETSC(VecCreateMPI(comm, bs * local, bs * n_global, &natural_));
+  const int64_t base = n / size, extra = n % size;
+  return {rank * base + std::min<int64_t>(rank, extra), base + (rank < extra ? 1 : 0)};
+}
+
+int EvenRowsRank(int64_t n, int size, int64_t row) {
+  const int64_t base = n / size, extra = n % size, long_rows = extra * (base + 1);
+  return static_cast<int>(row < long_rows ? row / (base + 1) : extra + (row - long_rows) / base);
+}
+
+NaturalOrdering::NaturalOrdering(MPI_Comm comm, const std::vector<PetscInt>& original_ids,
+                                 PetscInt n_global, int bs)
+    : n_global_(n_global), bs_(bs), rows_(EvenRows(comm, n_global)) {
+  const PetscInt n_items = static_cast<PetscInt>(original_ids.size());
+  OPTISTEP_PETSC(VecCreateMPI(comm, bs * n_items, PETSC_DETERMINE, &source_));
+  // Whole items per rank, split as evenly as possible.
+  OPTISTEP_PETSC(VecCreateMPI(comm, bs * static_cast<PetscInt>(rows_.count), bs * n_global,
+                              &natural_));
 
   PetscInt begin = 0;
   OPTISTEP_PETSC(VecGetOwnershipRange(source_, &begin, nullptr));
@@ -54,6 +66,21 @@ DistributedArray<double> NaturalOrdering::ToNatural(const double* values) {
   view.columns = bs_;
   view.data = slice_.data();
   return view;
+}
+
+void NaturalOrdering::FromNatural(const double* natural, double* values) {
+  PetscScalar* na = nullptr;
+  OPTISTEP_PETSC(VecGetArray(natural_, &na));
+  for (int64_t i = 0; i < rows_.count * bs_; ++i) na[i] = natural[i];
+  OPTISTEP_PETSC(VecRestoreArray(natural_, &na));
+  OPTISTEP_PETSC(VecScatterBegin(scatter_, natural_, source_, INSERT_VALUES, SCATTER_REVERSE));
+  OPTISTEP_PETSC(VecScatterEnd(scatter_, natural_, source_, INSERT_VALUES, SCATTER_REVERSE));
+  PetscInt n_local = 0;
+  OPTISTEP_PETSC(VecGetLocalSize(source_, &n_local));
+  const PetscScalar* sa = nullptr;
+  OPTISTEP_PETSC(VecGetArrayRead(source_, &sa));
+  std::copy(sa, sa + n_local, values);
+  OPTISTEP_PETSC(VecRestoreArrayRead(source_, &sa));
 }
 
 }  // namespace optistep

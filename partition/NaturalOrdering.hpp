@@ -10,6 +10,17 @@
 
 namespace optistep {
 
+/// This rank's share [offset, offset + count) of n items split as evenly as possible over
+/// the ranks of comm, in rank order (the first n % size ranks hold one more). The split of
+/// natural-order arrays, frames and checkpoints.
+struct RowRange {
+  int64_t offset = 0;
+  int64_t count = 0;
+};
+RowRange EvenRows(MPI_Comm comm, int64_t n);
+/// The rank whose EvenRows share of n items over size ranks holds item row.
+int EvenRowsRank(int64_t n, int size, int64_t row);
+
 class NaturalOrdering {
  public:
   /// Collective. original_ids: the original ids (0 <= id < n_global) of this rank's items,
@@ -26,11 +37,20 @@ class NaturalOrdering {
   /// next call.
   DistributedArray<double> ToNatural(const double* values);
 
+  /// Collective, the inverse of ToNatural: natural holds this rank's rows NaturalRows() of
+  /// the natural-order array (rows x bs); writes this rank's items' values, in storage
+  /// order, to values (items x bs).
+  void FromNatural(const double* natural, double* values);
+
+  /// This rank's rows of the natural-order array: EvenRows(comm, n_global).
+  RowRange NaturalRows() const { return rows_; }
+
   PetscInt n_global() const { return n_global_; }
 
  private:
   PetscInt n_global_;
   int bs_;
+  RowRange rows_;
   Vec source_ = nullptr;
   Vec natural_ = nullptr;
   VecScatter scatter_ = nullptr;

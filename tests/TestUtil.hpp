@@ -2,6 +2,8 @@
 // Small helpers shared by the test suites.
 #include <mpi.h>
 
+#include <fstream>
+#include <sstream>
 #include <string>
 
 namespace optistep::test {
@@ -9,6 +11,14 @@ namespace optistep::test {
 /// Path of a file in the source tree (configs/, tests/data/).
 inline std::string SourcePath(const std::string& relative) {
   return std::string(OPTISTEP_SOURCE_DIR) + "/" + relative;
+}
+
+/// The whole text of a file ("" if it cannot be read).
+inline std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
 }
 
 inline int Rank() {

@@ -23,12 +23,7 @@ struct Outcome {
   std::string err;
 };
 
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using test::ReadFile;
 
 /// Runs `optistep <args>` in a shell (as an MPI singleton; the multi-rank run of the
 /// executable is the ctest entry optistep_run.np2).

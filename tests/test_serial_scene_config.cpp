@@ -130,7 +130,8 @@ solver:
   forcing_sigma: 0.5
   best_of_two_guesses: false
 damping: {stiffness_beta: 0.01}
-output: {directory: results/full, every: 5}
+output: {directory: results/full, every: 5, checkpoint_every_steps: 100,
+         checkpoint_every_seconds: 1800, checkpoints_kept: 3}
 petsc_options: [-newton_ksp_type cg, -newton_pc_type jacobi]
 )");
   const SceneConfig s = ReadSceneConfig(path);
@@ -229,6 +230,9 @@ petsc_options: [-newton_ksp_type cg, -newton_pc_type jacobi]
   EXPECT_EQ(s.damping.stiffness_beta, 0.01);
   EXPECT_EQ(s.output.directory, "results/full");
   EXPECT_EQ(s.output.every, 5);
+  EXPECT_EQ(s.output.checkpoint_every_steps, 100);
+  EXPECT_EQ(s.output.checkpoint_every_seconds, 1800.0);
+  EXPECT_EQ(s.output.checkpoints_kept, 3);
   EXPECT_EQ(s.petsc_options, "-newton_ksp_type cg -newton_pc_type jacobi");
 }
 
@@ -262,6 +266,9 @@ TEST_F(SceneConfigTest, Defaults) {
   EXPECT_EQ(s.damping.stiffness_beta, 0.0);
   EXPECT_EQ(s.output.directory, "out/bar");
   EXPECT_EQ(s.output.every, 1);
+  EXPECT_EQ(s.output.checkpoint_every_steps, 0);
+  EXPECT_EQ(s.output.checkpoint_every_seconds, 0.0);
+  EXPECT_EQ(s.output.checkpoints_kept, 2);
   EXPECT_EQ(s.petsc_options, "");
 
   const SceneConfig named = ReadSceneConfig(
@@ -343,6 +350,12 @@ TEST_F(SceneConfigTest, BadInputsNameFileAndKey) {
       {"missing material",
        time + "bodies: [{mesh: m.msh}]\n",
        {"bodies[0].material: required key is missing"}},
+      {"negative checkpoint interval",
+       time + body + "output: {checkpoint_every_seconds: -60}\n",
+       {"output.checkpoint_every_seconds: expected a number >= 0, got '-60'"}},
+      {"no checkpoint kept",
+       time + body + "output: {checkpoints_kept: 0}\n",
+       {"output.checkpoints_kept: expected an integer >= 1, got '0'"}},
       {"missing time", body, {"time: required key is missing"}},
       {"empty bodies", time + "bodies: []\n", {"bodies: expected a non-empty sequence"}},
       {"dt = 0",

@@ -42,6 +42,11 @@ CommandLine ParseCommandLine(int argc, char** argv) {
       cl.version = true;
     } else if (a == "--quiet") {
       cl.quiet = true;
+    } else if (a == "--restart" || a.rfind("--restart=", 0) == 0) {
+      cl.restart = (a == "--restart") ? value_of("--restart") : a.substr(10);
+      if (cl.restart.empty()) throw InputError("--restart: expected 'latest' or a checkpoint file");
+    } else if (a == "--allow-scene-change") {
+      cl.allow_scene_change = true;
     } else if (a == "--set" || a.rfind("--set=", 0) == 0) {
       const std::string kv = (a == "--set") ? value_of("--set") : a.substr(6);
       if (kv.find('=') == std::string::npos || kv.front() == '=')
@@ -77,6 +82,8 @@ CommandLine ParseCommandLine(int argc, char** argv) {
   cl.scene = positional[1];
   if (cl.command == "partition" && cl.ranks == 0)
     throw InputError("partition: --ranks N is required");
+  if (cl.command != "run" && (!cl.restart.empty() || cl.allow_scene_change))
+    throw InputError(cl.command + ": --restart and --allow-scene-change are options of run");
   return cl;
 }
 
@@ -84,7 +91,8 @@ const char* UsageText() {
   return R"(optistep - implicit elastodynamics with large time steps (each step a minimization)
 
 usage:
-  mpirun -np N optistep run SCENE.yaml [--set key.path=value ...] [--quiet] [PETSc options]
+  mpirun -np N optistep run SCENE.yaml [--set key.path=value ...] [--quiet]
+                       [--restart latest|FILE [--allow-scene-change]] [PETSc options]
   optistep check SCENE.yaml [--set ...]        validate a scene (reads meshes, runs nothing)
   optistep partition SCENE.yaml --ranks N      METIS partition quality for N ranks
   optistep --help | --version
@@ -94,6 +102,15 @@ options:
                          --set time.dt=0.01 --set bodies.0.material.E=1e6
                          --set gravity=[0,0,-9.81]
   --quiet                no per-step progress lines (stats.csv is still written)
+  --restart latest|FILE  resume from the newest checkpoint in OUTPUT/checkpoints (a
+                         damaged one is reported and the previous one used) or from
+                         FILE; on the same rank count the run continues bitwise. Exits 1
+                         if no checkpoint loads: never a silent restart from t = 0
+  --allow-scene-change   resume although the scene's text differs from the checkpoint's
+
+checkpoints (scene keys output.checkpoint_every_steps, output.checkpoint_every_seconds,
+output.checkpoints_kept): on SIGTERM or SIGUSR1 (SLURM: #SBATCH --signal=USR1@120) a run
+finishes the current step, writes a checkpoint and exits 0; see scripts/slurm-job.sh
 
 PETSc options (command line wins over the scene's petsc_options), for example:
   -newton_ksp_type cg -newton_pc_type jacobi|gamg|bjacobi|hypre   Newton's linear solver
@@ -105,6 +122,7 @@ output (in output.directory, default out/<scene name>):
   <name>.xdmf, <name>_mesh.h5, frames/<name>_NNNNNN.h5   open the .xdmf in ParaView
   stats.csv                                              one row per step
   scene.yaml                                             the scene as run
+  checkpoints/ckpt_NNNNNNNN.h5                           restart points (step NNNNNNNN)
 
 exit codes: 0 done, 1 bad input, 2 a step failed after all dt halvings, 3 internal error
 )";

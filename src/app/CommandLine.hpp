@@ -11,6 +11,8 @@ struct CommandLine {
   std::vector<std::string> overrides;  ///< --set key.path=value
   int ranks = 0;                       ///< partition: --ranks N
   bool quiet = false;                  ///< run: no per-step lines
+  std::string restart;                 ///< run: --restart latest|FILE ("" starts at t = 0)
+  bool allow_scene_change = false;     ///< run: --allow-scene-change
   bool help = false;
   bool version = false;
   std::vector<std::string> petsc_args; ///< everything else, in order, for PetscInitialize

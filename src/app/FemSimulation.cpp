@@ -5,7 +5,6 @@
 #include <fstream>
 
 #include "core/Error.hpp"
-#include "io/RunOutput.hpp"
 #include "core/Phases.hpp"
 #include "model/SceneMesh.hpp"
 #include "solvers/NewtonMinimizer.hpp"
@@ -13,7 +12,7 @@
 namespace optistep {
 
 FemSimulation::FemSimulation(MPI_Comm comm, const SceneConfig& scene)
-    : comm_(comm), scene_(scene) {
+    : Simulation(comm, scene) {
   ScopedPhase phase(Phase::kSetup);
   DistributedTetMesh mesh = LoadDistributedMesh(comm_, scene_, &quality_);
   model_ = std::make_unique<FemModel>(scene_, std::move(mesh));
@@ -34,55 +33,78 @@ FemSimulation::FemSimulation(MPI_Comm comm, const SceneConfig& scene)
 
 FemSimulation::~FemSimulation() = default;
 
-void FemSimulation::Run(bool write_output, bool print) {
-  std::unique_ptr<StepStats> stats;
-  if (write_output) {
-    frames_ = OpenRunOutput(comm_, scene_);
-    const std::string dir = scene_.output.directory;
-    stats = std::make_unique<StepStats>(comm_, dir + "/stats.csv", print);
-
-    // Topology in original node ids, natural tet order.
-    const DistributedTetMesh& m = model_->mesh();
-    NaturalOrdering connectivity(comm_, [&] {
-      std::vector<PetscInt> ids;
-      for (size_t e = 0; e < m.tets.size(); ++e)
-        if (m.tet_counted[e]) ids.push_back(m.tet_original_id[e]);
-      return ids;
-    }(), m.n_global_tets, 4);
-    std::vector<double> nodes;
+void FemSimulation::StartFrames() {
+  // Topology in original node ids, natural tet order.
+  const DistributedTetMesh& m = model_->mesh();
+  NaturalOrdering connectivity(comm_, [&] {
+    std::vector<PetscInt> ids;
     for (size_t e = 0; e < m.tets.size(); ++e)
-      if (m.tet_counted[e])
-        for (int a = 0; a < 4; ++a)
-          nodes.push_back(static_cast<double>(m.node_original_id[m.tets[e][a]]));
-    const DistributedArray<double> natural = connectivity.ToNatural(nodes.data());
-    std::vector<int64_t> tets(natural.data, natural.data + natural.local_rows * 4);
-    DistributedArray<int64_t> topology{natural.global_rows, natural.row_offset,
-                                       natural.local_rows, 4, tets.data()};
-    frames_->SetTetMesh(topology, m.n_global_nodes);
-    WriteFrame();
-  } else {
-    stats = std::make_unique<StepStats>(comm_, "", print);
-  }
-  while (frame_ < scene_.time.frames) {
-    AdvanceFrame(stats.get());
-    if (write_output && (frame_ % scene_.output.every == 0 || frame_ == scene_.time.frames))
-      WriteFrame();
-  }
-  if (write_output) {
-    PetscPrintf(comm_, "optistep: %d frames written to %s (open %s in ParaView)\n",
-                scene_.time.frames, scene_.output.directory.c_str(), frames_->XdmfPath().c_str());
+      if (m.tet_counted[e]) ids.push_back(m.tet_original_id[e]);
+    return ids;
+  }(), m.n_global_tets, 4);
+  std::vector<double> nodes;
+  for (size_t e = 0; e < m.tets.size(); ++e)
+    if (m.tet_counted[e])
+      for (int a = 0; a < 4; ++a)
+        nodes.push_back(static_cast<double>(m.node_original_id[m.tets[e][a]]));
+  const DistributedArray<double> natural = connectivity.ToNatural(nodes.data());
+  std::vector<int64_t> tets(natural.data, natural.data + natural.local_rows * 4);
+  DistributedArray<int64_t> topology{natural.global_rows, natural.row_offset,
+                                     natural.local_rows, 4, tets.data()};
+  frames_->SetTetMesh(topology, m.n_global_nodes);
+}
+
+int FemSimulation::StepsPerFrame() const {
+  return static_cast<int>(std::ceil(scene_.time.frame_dt / scene_.time.dt - 1e-9));
+}
+
+void FemSimulation::AdvanceStep(StepStats* stats) {
+  const int n_steps = StepsPerFrame();
+  integrator_->Advance(scene_.time.frame_dt / n_steps, [&](const StepRecord& record) {
+    if (stats) stats->Record(record);
+  });
+  if (++frame_step_ == n_steps) {
+    frame_step_ = 0;
+    ++frame_;
   }
 }
 
-void FemSimulation::AdvanceFrame(StepStats* stats) {
-  const double frame_dt = scene_.time.frame_dt;
-  const int n_steps = static_cast<int>(std::ceil(frame_dt / scene_.time.dt - 1e-9));
-  const double dt = frame_dt / n_steps;
-  for (int s = 0; s < n_steps; ++s)
-    integrator_->Advance(dt, [&](const StepRecord& record) {
-      if (stats) stats->Record(record);
-    });
-  ++frame_;
+int64_t FemSimulation::FramePoints() const { return model_->mesh().n_global_nodes; }
+
+int64_t FemSimulation::FrameCells() const { return model_->mesh().n_global_tets; }
+
+void FemSimulation::SaveState(CheckpointWriter& out) {
+  const std::pair<const char*, Vec> fields[] = {{"/fem/x", integrator_->positions()},
+                                                {"/fem/v", integrator_->velocities()}};
+  for (const auto& [name, vec] : fields) {
+    const PetscScalar* a = nullptr;
+    OPTISTEP_PETSC(VecGetArrayRead(vec, &a));
+    const DistributedArray<double> natural = node_order_->ToNatural(a);
+    OPTISTEP_PETSC(VecRestoreArrayRead(vec, &a));
+    out.Write(name, natural);
+  }
+  out.WriteAttribute("frame_step", int64_t{frame_step_});
+}
+
+void FemSimulation::LoadState(const CheckpointReader& in) {
+  const int64_t n_nodes = model_->mesh().n_global_nodes;
+  for (const char* name : {"/fem/x", "/fem/v"})
+    if (in.Shape(name) != std::vector<int64_t>{n_nodes, 3})
+      throw InputError(in.path() + ": " + name + " does not hold 3 values for each of the " +
+                       std::to_string(n_nodes) + " nodes of " + scene_.path);
+  const RowRange rows = node_order_->NaturalRows();
+  std::vector<double> x = in.Read<double>("/fem/x", rows);
+  std::vector<double> v = in.Read<double>("/fem/v", rows);
+  const int64_t frame_step = in.Attribute<int64_t>("frame_step");
+  if (frame_step < 0 || frame_step >= StepsPerFrame())
+    throw InputError(in.path() + ": frame_step " + std::to_string(frame_step) +
+                     " is not a step of the " + std::to_string(StepsPerFrame()) +
+                     " steps per frame of " + scene_.path);
+  std::vector<double> x_owned(3 * model_->mesh().n_owned), v_owned(x_owned.size());
+  node_order_->FromNatural(x.data(), x_owned.data());
+  node_order_->FromNatural(v.data(), v_owned.data());
+  integrator_->SetState(x_owned.data(), v_owned.data(), in.header().time, in.header().step);
+  frame_step_ = static_cast<int>(frame_step);
 }
 
 void FemSimulation::WriteFrame() {

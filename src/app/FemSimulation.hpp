@@ -1,9 +1,13 @@
 #pragma once
 // A whole FEM run of a scene: load and distribute the mesh, build the model, step frame
-// by frame with the scene's minimizer, and write frames (XDMF + HDF5) and stats.csv.
+// by frame with the scene's minimizer, and write frames (XDMF + HDF5), stats.csv and
+// checkpoints (app/Simulation.hpp).
+// Checkpoint datasets: /fem/x and /fem/v (num_nodes x 3; m, m/s) by original node id;
+// root attribute frame_step (steps of the current frame already taken).
 #include <memory>
 #include <vector>
 
+#include "app/Simulation.hpp"
 #include "fem/FemModel.hpp"
 #include "integrators/BackwardEulerIntegrator.hpp"
 #include "io/SceneConfig.hpp"
@@ -14,18 +18,17 @@
 
 namespace optistep {
 
-class FemSimulation {
+class FemSimulation : public Simulation {
  public:
   /// Collective. Reads and distributes the mesh and builds the model; writes nothing.
   /// Throws InputError (on every rank) for bad input.
   FemSimulation(MPI_Comm comm, const SceneConfig& scene);
-  ~FemSimulation();
+  ~FemSimulation() override;
 
-  /// Collective. Creates the output folder, writes frame 0, then runs every frame.
-  /// write_output = false runs without touching the disk (tests); print = per-step lines.
-  void Run(bool write_output, bool print);
-  /// Collective: advances one frame (steps end on the frame boundary).
-  void AdvanceFrame(StepStats* stats);
+  /// Collective: one of the ceil(frame_dt / dt) equal steps of the current frame.
+  void AdvanceStep(StepStats* stats) override;
+  double time() const override { return integrator_->time(); }
+  long steps() const override { return integrator_->steps(); }
 
   /// Collective: node positions (m) in original-id order, the whole array on every rank.
   std::vector<double> GatherPositions();
@@ -34,23 +37,25 @@ class FemSimulation {
 
   FemModel& model() { return *model_; }
   BackwardEulerIntegrator& integrator() { return *integrator_; }
-  int frame() const { return frame_; }
   const PartitionQuality& partition_quality() const { return quality_; }
 
  private:
-  void WriteFrame();
+  void StartFrames() override;
+  void WriteFrame() override;
+  int64_t FramePoints() const override;
+  int64_t FrameCells() const override;
+  void SaveState(CheckpointWriter& out) override;
+  void LoadState(const CheckpointReader& in) override;
   std::vector<double> Gather(Vec v);
+  int StepsPerFrame() const;
 
-  MPI_Comm comm_;
-  SceneConfig scene_;
   PartitionQuality quality_;
   std::unique_ptr<FemModel> model_;
   std::unique_ptr<Minimizer> minimizer_;
   std::unique_ptr<BackwardEulerIntegrator> integrator_;
   std::unique_ptr<NaturalOrdering> node_order_;
   std::unique_ptr<NaturalOrdering> tet_order_;
-  std::unique_ptr<XdmfTimeSeries> frames_;
-  int frame_ = 0;
+  int frame_step_ = 0;  ///< steps of the current frame already taken
 };
 
 }  // namespace optistep

@@ -1,11 +1,14 @@
 // optistep: implicit elastodynamics with large time steps, each step an optimization.
 //
-//   mpirun -np N optistep run scene.yaml [--set key.path=value ...] [PETSc options]
+//   mpirun -np N optistep run scene.yaml [--set key.path=value ...] [--restart latest]
+//                         [PETSc options]
 //   optistep check scene.yaml [--set ...]
 //   optistep partition scene.yaml --ranks N
 //
-// Exit codes: 0 success, 1 bad input (one line on stderr naming the file and key or
-// element), 2 a time step that failed after every allowed dt halving, 3 internal error.
+// Exit codes: 0 success (also a run stopped by SIGTERM/SIGUSR1 after its checkpoint),
+// 1 bad input (one line on stderr naming the file and key or element; also --restart
+// with no loadable checkpoint), 2 a time step that failed after every allowed dt
+// halving, 3 internal error.
 #include <petscsys.h>
 
 #include <cstdio>
@@ -65,7 +68,11 @@ int CheckOrRun(MPI_Comm comm, const SceneConfig& scene, const CommandLine& cl, S
     return 0;
   }
   PetscPrintf(comm, "  output: %s\n", scene.output.directory.c_str());
-  sim.Run(true, !cl.quiet);
+  RunOptions options;
+  options.print = !cl.quiet;
+  options.restart = cl.restart;
+  options.allow_scene_change = cl.allow_scene_change;
+  sim.Run(options);
   return 0;
 }
 

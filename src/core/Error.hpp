@@ -24,6 +24,11 @@ class InputError : public std::runtime_error {
 [[noreturn]] void ThrowPetscError(PetscErrorCode ierr, const char* call, const char* file,
                                   int line);
 
+/// Collective: the message of the highest rank of comm whose message is non-empty, on
+/// every rank, or "" if every rank passes "". Lets all ranks throw the same error after a
+/// failure that only some of them saw.
+std::string MessageOfAnyRank(MPI_Comm comm, const std::string& message);
+
 /// Collective: throws the same InputError on every rank of comm if any rank has a
 /// non-empty message (the one of the highest such rank). Used after rank-0-only reads.
 void ThrowIfAnyRank(MPI_Comm comm, const std::string& message);

@@ -10,7 +10,7 @@ namespace {
 constexpr int kPhases = static_cast<int>(Phase::kCount);
 const char* const kNames[kPhases] = {"Energy",      "Gradient",   "Hessian",  "Assembly",
                                      "LinearSolve", "LineSearch", "Friction", "Output",
-                                     "Setup"};
+                                     "Setup",       "Checkpoint"};
 std::array<PetscLogEvent, kPhases> g_events{};
 std::array<double, kPhases> g_seconds{};
 bool g_registered = false;

@@ -17,6 +17,7 @@ enum class Phase {
   kFriction,     ///< post-solve Coulomb friction
   kOutput,       ///< frames and stats
   kSetup,        ///< reading, partitioning, building the model
+  kCheckpoint,   ///< writing or reading a checkpoint
   kCount
 };
 

@@ -28,6 +28,21 @@ BackwardEulerIntegrator::~BackwardEulerIntegrator() {
   VecDestroy(&guess_);
 }
 
+void BackwardEulerIntegrator::SetState(const double* x, const double* v, double t, long steps) {
+  for (auto [target, values] : {std::pair<Vec, const double*>{x_, x}, {v_, v}}) {
+    PetscInt n = 0;
+    PetscScalar* a = nullptr;
+    OPTISTEP_PETSC(VecGetLocalSize(target, &n));
+    OPTISTEP_PETSC(VecGetArray(target, &a));
+    std::copy(values, values + n, a);
+    OPTISTEP_PETSC(VecRestoreArray(target, &a));
+    OPTISTEP_PETSC(VecGhostUpdateBegin(target, INSERT_VALUES, SCATTER_FORWARD));
+    OPTISTEP_PETSC(VecGhostUpdateEnd(target, INSERT_VALUES, SCATTER_FORWARD));
+  }
+  t_ = t;
+  steps_ = steps;
+}
+
 SolveReport BackwardEulerIntegrator::TryStep(double dt) {
   potential_.BeginStep(x_, v_, dt, t_ + dt);
   // Best of the two initial guesses x_n and x_hat (Gast Sec. 3.1), Dirichlet rows set.

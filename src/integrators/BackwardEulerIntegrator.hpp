@@ -45,6 +45,12 @@ class BackwardEulerIntegrator {
   /// each accepted (sub)step. Throws StepFailure naming the time and the reason.
   void Advance(double dt, const std::function<void(const StepRecord&)>& on_step);
 
+  /// Collective. Replaces the state (a restart): x (m) and v (m/s) of the owned nodes,
+  /// 3 values each in the local PETSc order, the time t (s) and the accepted-step count.
+  /// Nothing else crosses steps: the Dirichlet targets and obstacles are functions of t,
+  /// and the minimizer starts every step afresh.
+  void SetState(const double* x, const double* v, double t, long steps);
+
   Vec positions() const { return x_; }    ///< ghosted, m
   Vec velocities() const { return v_; }   ///< ghosted, m/s
   double time() const { return t_; }

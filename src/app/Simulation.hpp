@@ -1,0 +1,98 @@
+#pragma once
+// What every run shares, whatever the discretization: the loop over steps and frames,
+// frames (XDMF + HDF5) and stats.csv, checkpoints (io/Checkpoint.hpp) on a schedule and on
+// SIGTERM/SIGUSR1 (app/CheckpointSchedule.hpp), and restart from a checkpoint. A
+// discretization (FemSimulation, MpmSimulation) supplies one step, its frame and its
+// checkpoint datasets.
+#include <mpi.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "io/Checkpoint.hpp"
+#include "io/SceneConfig.hpp"
+#include "io/StepStats.hpp"
+#include "io/XdmfWriter.hpp"
+
+namespace optistep {
+
+struct RunOptions {
+  bool write_output = true;  ///< frames, stats.csv and checkpoints in output.directory
+  bool print = true;         ///< one line per step on rank 0
+  /// "" starts at t = 0; "latest" or a checkpoint file resumes (Simulation::Restart).
+  std::string restart;
+  bool allow_scene_change = false;  ///< resume although the scene's text changed
+  /// Called on every rank after each step with the accepted-step count (tests send
+  /// themselves a signal here).
+  std::function<void(long steps)> after_step;
+};
+
+enum class RunOutcome {
+  kFinished,  ///< every frame was run
+  kStopped,   ///< a signal stopped the run after a checkpoint; resume with --restart latest
+};
+
+class Simulation {
+ public:
+  virtual ~Simulation();
+  Simulation(const Simulation&) = delete;
+  Simulation& operator=(const Simulation&) = delete;
+
+  /// Collective. Restarts if asked, creates the output folder, writes frame 0 (a restart
+  /// instead lists the frames already on disk up to the checkpoint's, and keeps the rows
+  /// of stats.csv up to its step), then steps until the last frame or a stop signal.
+  RunOutcome Run(const RunOptions& options);
+  /// Collective: steps until the end of the current frame.
+  void AdvanceFrame(StepStats* stats);
+  /// Collective: one step (halved and retried on failure); frame() grows by one when the
+  /// step ends a frame.
+  virtual void AdvanceStep(StepStats* stats) = 0;
+
+  /// Collective: writes a checkpoint of the current state to
+  /// <output.directory>/checkpoints and keeps the newest output.checkpoints_kept.
+  /// Returns its path.
+  std::string WriteCheckpoint();
+  /// Collective: replaces the state by a checkpoint's: spec is "latest" (damaged ones are
+  /// reported and skipped) or a file. On the rank count that wrote it (and the same scene)
+  /// the run continues bitwise as if never interrupted; on another, to solver tolerance
+  /// (MPM particles are distributed afresh). InputError if no
+  /// checkpoint loads, or it was written for another discretization, or (unless
+  /// allow_scene_change) for a scene with another text.
+  CheckpointHeader Restart(const std::string& spec, bool allow_scene_change);
+
+  int frame() const { return frame_; }
+  virtual double time() const = 0;  ///< s
+  virtual long steps() const = 0;   ///< accepted steps so far
+
+ protected:
+  Simulation(MPI_Comm comm, const SceneConfig& scene);
+
+  /// The discretization's own stats.csv columns (StepRecord::extra).
+  virtual std::vector<std::string> StatsColumns() const { return {}; }
+  /// Called once frames_ exists, before any frame is written (a mesh's topology).
+  virtual void StartFrames() {}
+  /// Collective: writes frame frame_ to frames_.
+  virtual void WriteFrame() = 0;
+  /// Rows of a frame's positions and cells (tets, or the points again for a point cloud).
+  virtual int64_t FramePoints() const = 0;
+  virtual int64_t FrameCells() const = 0;
+  /// Collective: the discretization's datasets and attributes.
+  virtual void SaveState(CheckpointWriter& out) = 0;
+  /// Collective: reads everything from in, then installs it (time, steps and all state but
+  /// frame_). InputError if the checkpoint does not fit the scene (sizes).
+  virtual void LoadState(const CheckpointReader& in) = 0;
+
+  MPI_Comm comm_;
+  SceneConfig scene_;
+  std::unique_ptr<XdmfTimeSeries> frames_;
+  int frame_ = 0;
+
+ private:
+  /// Lists the frame files up to frame_ that the output rule wrote and that are on disk.
+  void ReseedFrames();
+  bool IsOutputFrame(int frame) const;
+};
+
+}  // namespace optistep
