@@ -1,0 +1,169 @@
+#!/usr/bin/env bash
+# MPM benchmark: where an implicit MPM step's time goes, PN-PCG against PN-PCG(MF), on 1
+# and 2 ranks. It prints figures and asserts nothing (tests live in tests/); run it on a
+# quiet machine, timings on a shared one vary by a factor of 2 or more.
+#
+# Scene: HOT's twisting bar (Wang et al. 2020, Fig. 20) at dx = 0.015 m,
+# configs/hot_twisting_bar_coarse.yaml (30720 particles; its solver.kappa = 1e-6, see
+# there), with the middle box's Young's
+# modulus E_mid in {1e5, 1e7, 1e9} Pa (--set bodies.1.material.E=...), for
+#   PN-PCG      projected Newton, CG with Jacobi on the assembled BAIJ Hessian (default)
+#   PN-PCG(MF)  the same with the Hessian applied matrix-free (--set mpm.matrix_free=true)
+# Each run is SHORTENED to the first BAR_FRAMES frames (--set time.frames=N) of the
+# scene's 48: the table is per step, not for the whole scene. Reported from stats.csv:
+# time per step, Newton and CG iterations per step, halvings, and the split by phase (the
+# Os* PetscLogEvents, maximum over ranks; their -log_view is kept next to it).
+# P2G and G2P have no -log_view event of their own: bench/mpm_transfer_bench times
+# mpm::P2G and mpm::G2P (and the stencil build) on a box of particles on one core, in
+# particles per second, at dx = 0.015 and 0.0075 m.
+#
+# HOT's reference code takes 358.4 s with its PN-PCG for the whole scene (E_mid = 1e8,
+# dx = 0.015, 48 frames) on a 2-core machine. HOT_FULL=1 also runs that scene in full on 2
+# ranks and prints optistep's total next to it (not part of the 15 minutes below; it
+# may take much longer).
+#
+# Usage: scripts/bench-mpm.sh   (about 15 minutes on 2 cores with the defaults)
+# Environment: BUILD_DIR (default build), MPIEXEC (default mpiexec), RANKS (default
+#   "1 2"), E_MIDS (default "1e5 1e7 1e9"), BAR_FRAMES (default 4 of 48: 8 steps, the
+#   first 30 degrees of the twist), TIME_LIMIT (seconds per run, default 150; a run cut
+#   off is reported with the steps it finished), HOT_FULL (default 0).
+# Output: out/bench/mpm_<variant>_E<E>_np<N>/ (stats.csv, log_view.txt, run.txt),
+#   out/bench/mpm_transfer_dx*.txt, and the tables, as markdown, on stdout and in
+#   out/bench/mpm.md.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${BUILD_DIR:-$root/build}
+mpiexec=${MPIEXEC:-mpiexec}
+ranks=${RANKS:-"1 2"}
+e_mids=${E_MIDS:-"1e5 1e7 1e9"}
+bar_frames=${BAR_FRAMES:-4}
+time_limit=${TIME_LIMIT:-150}
+hot_full=${HOT_FULL:-0}
+scene=configs/hot_twisting_bar_coarse.yaml
+out=$root/out/bench
+if [[ $(id -u) -eq 0 ]]; then
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+fi
+
+cd "$root"
+echo "bench-mpm: building optistep and mpm_transfer_bench in $build" >&2
+cmake --build "$build" --target optistep mpm_transfer_bench -- -j2 >/dev/null
+mkdir -p "$out"
+particles=$("$build/src/optistep" check "$scene" | awk '/ particles, / { print $3; exit }')
+
+# stats.csv column by header name -> mean over the steps (rows).
+column_mean() {
+  awk -F, -v name="$2" 'NR == 1 { for (i = 1; i <= NF; ++i) if ($i == name) c = i; next }
+                        { s += $c; n++ } END { printf "%.6g", n ? s / n : 0 }' "$1"
+}
+# "12.3" -> "12.3 (45%)": a phase's mean seconds per step and its share of the wall time.
+share() {
+  awk -v t="$1" -v w="$2" 'BEGIN { printf "%.3f (%.0f%%)", t, (w > 0 ? 100 * t / w : 0) }'
+}
+
+runs_md=$out/mpm_runs.md
+{
+  echo "| method | E_mid (Pa) | ranks | steps | s/step | Newton/step | CG/step | halvings" \
+       "| Hessian | Assembly | LinearSolve | LineSearch | rest | note |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+} >"$runs_md"
+
+for variant in pn pnmf; do
+  if [[ $variant == pn ]]; then method="PN-PCG"; mf=false; else method="PN-PCG(MF)"; mf=true; fi
+  for e_mid in $e_mids; do
+    for np in $ranks; do
+      dir=$out/mpm_${variant}_E${e_mid}_np$np
+      rm -rf "$dir"
+      mkdir -p "$dir"
+      echo "bench-mpm: $method, E_mid $e_mid, $bar_frames frame(s), $np rank(s)" >&2
+      status=0
+      timeout "$time_limit" "$mpiexec" --oversubscribe -n "$np" "$build/src/optistep" run "$scene" \
+        --quiet --set time.frames="$bar_frames" --set bodies.1.material.E="$e_mid" \
+        --set mpm.matrix_free="$mf" --set "output={directory: $dir, every: 1000000}" \
+        -log_view ":$dir/log_view.txt" >"$dir/run.txt" 2>&1 || status=$?
+      note=""
+      if [[ $status -eq 124 ]]; then note="cut off at ${time_limit} s";
+      elif [[ $status -ne 0 ]]; then note="exit $status (see run.txt)"; fi
+      csv=$dir/stats.csv
+      steps=0
+      [[ -s $csv ]] && steps=$(($(wc -l <"$csv") - 1))
+      if [[ $steps -le 0 ]]; then
+        echo "| $method | $e_mid | $np | 0 | | | | | | | | | | ${note:-no step} |" >>"$runs_md"
+        continue
+      fi
+      wall=$(column_mean "$csv" wall_s)
+      halvings=$(awk -F, 'NR > 1 { s += $4 } END { print s + 0 }' "$csv")
+      row="| $method | $e_mid | $np | $steps | $(printf %.3f "$wall")"
+      row+=" | $(printf %.1f "$(column_mean "$csv" newton_iterations)")"
+      row+=" | $(printf %.0f "$(column_mean "$csv" cg_iterations)") | $halvings"
+      for phase in Hessian Assembly LinearSolve LineSearch; do
+        row+=" | $(share "$(column_mean "$csv" "t_$phase")" "$wall")"
+      done
+      rest=$(awk -v w="$wall" -v h="$(column_mean "$csv" t_Hessian)" \
+        -v a="$(column_mean "$csv" t_Assembly)" -v l="$(column_mean "$csv" t_LinearSolve)" \
+        -v s="$(column_mean "$csv" t_LineSearch)" 'BEGIN { r = w - h - a - l - s; print (r > 0 ? r : 0) }')
+      row+=" | $(share "$rest" "$wall") | $note"
+      echo "$row |" >>"$runs_md"
+    done
+  done
+done
+
+transfer_md=$out/mpm_transfer.md
+{
+  echo "| dx (m) | particles | grid nodes | stencil particles/s | P2G particles/s | G2P particles/s |"
+  echo "|---|---|---|---|---|---|"
+} >"$transfer_md"
+for dx in 0.015 0.0075; do
+  echo "bench-mpm: mpm_transfer_bench dx $dx" >&2
+  log=$out/mpm_transfer_dx$dx.txt
+  "$build/bench/mpm_transfer_bench" --dx "$dx" --reps 10 >"$log"
+  awk -v dx="$dx" '
+    /^mpm_transfer_bench:/     { for (i = 2; i <= NF; ++i) { if ($i == "particles,") n = $(i - 1)
+                                                             if ($i == "grid") nodes = $(i - 1) } }
+    /^stencil_particles_per_s/ { s = $2 }
+    /^p2g_particles_per_s/     { p = $2 }
+    /^g2p_particles_per_s/     { g = $2 }
+    END { printf "| %s | %s | %s | %.3g | %.3g | %.3g |\n", dx, n, nodes, s, p, g }' "$log" \
+    >>"$transfer_md"
+done
+
+full_md=""
+if [[ $hot_full == 1 ]]; then
+  dir=$out/mpm_hot_full_np2
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  echo "bench-mpm: the whole scene (48 frames, E_mid 1e8), PN-PCG, 2 ranks" >&2
+  start=$(date +%s.%N)
+  status=0
+  "$mpiexec" --oversubscribe -n 2 "$build/src/optistep" run "$scene" --quiet \
+    --set "output={directory: $dir, every: 1000000}" >"$dir/run.txt" 2>&1 || status=$?
+  total=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+  steps=$(($(wc -l <"$dir/stats.csv") - 1))
+  full_md="Whole scene (E_mid = 1e8, 48 frames), PN-PCG on 2 ranks: optistep $total s"
+  full_md+=" ($steps steps, exit $status); HOT's reference PN-PCG: 358.4 s."
+fi
+
+{
+  echo "## MPM benchmark ($(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg))"
+  echo
+  echo "Twisting bar (HOT Fig. 20), dx = 0.015 m, $particles particles, SHORTENED to" \
+       "$bar_frames of 48 frames. Phase columns: mean seconds per step (share of the step's" \
+       "wall time), each the maximum over ranks; Energy and Gradient calls are inside" \
+       "LineSearch or rest; rest = wall - Hessian - Assembly - LinearSolve - LineSearch:" \
+       "grid build, P2G, constraints, the start's energy and gradients, G2P, F update," \
+       "migration. For PN-PCG(MF), Hessian is the per-particle dP/dF precompute and the" \
+       "products are in LinearSolve."
+  echo
+  cat "$runs_md"
+  echo
+  echo "Transfers (bench/mpm_transfer_bench: the twisting bar's 0.12 x 0.9 x 0.12 m box," \
+       "8 particles per cell, one core, best of 10):"
+  echo
+  cat "$transfer_md"
+  if [[ -n $full_md ]]; then
+    echo
+    echo "$full_md"
+  fi
+} >"$out/mpm.md"
+cat "$out/mpm.md"
