@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "TempDirs.hpp"
 #include "core/Types.hpp"
 #include "io/SceneConfig.hpp"
 
@@ -28,6 +29,7 @@ inline std::string SharedTempDir(const std::string& tag) {
     std::snprintf(buffer, sizeof(buffer), "%s", made ? made : "/tmp");
   }
   MPI_Bcast(buffer, sizeof(buffer), MPI_CHAR, 0, MPI_COMM_WORLD);
+  TempDirs().push_back(buffer);
   return buffer;
 }
 

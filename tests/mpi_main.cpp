@@ -1,7 +1,12 @@
 // GoogleTest main for MPI suites: initializes PETSc (and MPI), lets only rank 0 print,
-// and makes every rank exit non-zero when a test failed on any rank.
+// makes every rank exit non-zero when a test failed on any rank, and removes the
+// suite's temporary folders.
 #include <gtest/gtest.h>
 #include <petscsys.h>
+
+#include <filesystem>
+
+#include "TempDirs.hpp"
 
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
@@ -13,6 +18,12 @@ int main(int argc, char** argv) {
     delete listeners.Release(listeners.default_result_printer());
   }
   int local_failed = RUN_ALL_TESTS();
+  MPI_Barrier(PETSC_COMM_WORLD);
+  if (rank == 0)
+    for (const auto& dir : optistep::test::TempDirs()) {
+      std::error_code ignored;
+      std::filesystem::remove_all(dir, ignored);
+    }
   int any_failed = 0;
   MPI_Allreduce(&local_failed, &any_failed, 1, MPI_INT, MPI_MAX, PETSC_COMM_WORLD);
   PetscCallAbort(PETSC_COMM_SELF, PetscFinalize());
