@@ -311,6 +311,7 @@ const Names kIntegrators = {"backward_euler"};
 const Names kMaterialModels = {"fixed_corotated", "stable_neo_hookean", "linear"};
 const Names kMethods = {"newton"};
 const Names kTerminations = {"characteristic_norm", "absolute"};
+const Names kForcings = {"gradient", "characteristic_norm", "preconditioned"};
 const Names kDiscretizations = {"fem", "mpm"};
 const Names kBoundaries = {"sticky", "slip"};
 const Names kPlasticityModels = {"none", "snow", "von_mises"};
@@ -559,7 +560,7 @@ MpmConfig ParseMpm(const Field& f) {
 
 SolverConfig ParseSolver(const Field& f, bool mpm) {
   const MapView m(f, {"method", "termination", "cn_epsilon", "tau", "max_iterations", "kappa",
-                      "step_clamp", "forcing_sigma", "best_of_two_guesses"});
+                      "step_clamp", "forcing_sigma", "forcing", "best_of_two_guesses"});
   SolverConfig solver;
   if (mpm) solver.cn_epsilon = kMpmCnEpsilon;
   m.Read("method", solver.method, kMethods);
@@ -570,6 +571,10 @@ SolverConfig ParseSolver(const Field& f, bool mpm) {
   m.Read("kappa", solver.kappa, Range{0.0, 1.0, true, true});
   m.Read("step_clamp", solver.step_clamp, kPositive);
   m.Read("forcing_sigma", solver.forcing_sigma, kPositive);
+  m.Read("forcing", solver.forcing, kForcings);
+  if (solver.forcing.empty())
+    solver.forcing = mpm ? "preconditioned"
+                         : solver.termination == "absolute" ? "gradient" : "characteristic_norm";
   m.Read("best_of_two_guesses", solver.best_of_two_guesses);
   return solver;
 }

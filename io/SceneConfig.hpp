@@ -175,7 +175,14 @@ struct SolverConfig {
   int max_iterations = 200;   ///< Newton iteration cap per step
   double kappa = 1e-2;        ///< downhill check (Gast Sec. 3.1)
   double step_clamp = 1e3;    ///< l, largest step length (m) (Gast Sec. 3.1)
-  double forcing_sigma = 1.0; ///< CG rel. tol = min(1/2, sigma sqrt(max(|g|, tau)))
+  double forcing_sigma = 1.0; ///< CG rel. tol = min(1/2, sigma sqrt(max(|g|, floor)))
+  /// What |g| in the forcing term measures: "gradient" (the Euclidean norm, floor tau;
+  /// Gast Sec. 3.1), "characteristic_norm" (eps times the CN residual, floor eps: the
+  /// gradient in characteristic-force units) or "preconditioned" (sqrt(g^T B g) with B
+  /// the preconditioner, floor the norm of the CN tolerances; HOT, Wang et al. 2020, Sec.
+  /// 5.3 and its reference code's inexact CG). Empty: "preconditioned" for MPM,
+  /// "characteristic_norm" for FEM with CN termination, "gradient" with "absolute".
+  std::string forcing;
   bool best_of_two_guesses = true;
 };
 

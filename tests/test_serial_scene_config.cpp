@@ -128,6 +128,7 @@ solver:
   kappa: 0.125
   step_clamp: 10
   forcing_sigma: 0.5
+  forcing: preconditioned
   best_of_two_guesses: false
 damping: {stiffness_beta: 0.01}
 output: {directory: results/full, every: 5, checkpoint_every_steps: 100,
@@ -226,6 +227,7 @@ petsc_options: [-newton_ksp_type cg, -newton_pc_type jacobi]
   EXPECT_EQ(s.solver.kappa, 0.125);
   EXPECT_EQ(s.solver.step_clamp, 10.0);
   EXPECT_EQ(s.solver.forcing_sigma, 0.5);
+  EXPECT_EQ(s.solver.forcing, "preconditioned");
   EXPECT_FALSE(s.solver.best_of_two_guesses);
   EXPECT_EQ(s.damping.stiffness_beta, 0.01);
   EXPECT_EQ(s.output.directory, "results/full");
@@ -262,7 +264,13 @@ TEST_F(SceneConfigTest, Defaults) {
   EXPECT_EQ(s.solver.cn_epsilon, solver_defaults.cn_epsilon);
   EXPECT_EQ(s.solver.cn_epsilon, 1e-5);  // DOT (Li et al. 2019) Sec. 6
   EXPECT_EQ(s.solver.max_iterations, solver_defaults.max_iterations);
+  EXPECT_EQ(s.solver.forcing, "characteristic_norm");
   EXPECT_TRUE(s.solver.best_of_two_guesses);
+  // Gast's absolute termination measures the forcing term's |g| as it is (Sec. 3.1).
+  EXPECT_EQ(ReadSceneConfig(Write("abs.yaml", std::string(kMinimal) +
+                                                  "solver: {termination: absolute}\n"))
+                .solver.forcing,
+            "gradient");
   EXPECT_EQ(s.damping.stiffness_beta, 0.0);
   EXPECT_EQ(s.output.directory, "out/bar");
   EXPECT_EQ(s.output.every, 1);
@@ -430,6 +438,10 @@ TEST_F(SceneConfigTest, BadInputsNameFileAndKey) {
       {"kappa = 1",
        time + body + "solver: {kappa: 1}\n",
        {"solver.kappa: expected a number in (0, 1), got '1'"}},
+      {"unknown forcing",
+       time + body + "solver: {forcing: hot}\n",
+       {"solver.forcing: expected one of gradient, characteristic_norm, preconditioned, got "
+        "'hot'"}},
       {"bool expected",
        time + body + "solver: {best_of_two_guesses: maybe}\n",
        {"solver.best_of_two_guesses: expected true or false, got 'maybe'"}},
@@ -584,6 +596,7 @@ collision_objects: [{type: cylinder, radius: 1}]
   EXPECT_EQ(s.mpm.seed, 1);
   EXPECT_FALSE(s.mpm.matrix_free);
   EXPECT_EQ(s.solver.cn_epsilon, 1e-7);  // HOT (Wang et al. 2020) Sec. 7.1
+  EXPECT_EQ(s.solver.forcing, "preconditioned");  // HOT Sec. 5.3
   EXPECT_EQ(s.bodies[0].shape.center, Vec3::Zero());
   EXPECT_EQ(s.bodies[1].shape.axis, Vec3::UnitY());
   // Stomakhin et al. 2013, Table 2.

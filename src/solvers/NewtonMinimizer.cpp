@@ -37,7 +37,7 @@ PetscErrorCode Objective(TaoLineSearch, Vec x, PetscReal* f, void* ctx) {
 
 }  // namespace
 
-NewtonMinimizer::NewtonMinimizer(MPI_Comm comm, const SolverConfig& config)
+NewtonMinimizer::NewtonMinimizer(MPI_Comm comm, const SolverConfig& config, PCType default_pc)
     : comm_(comm),
       use_cn_(config.termination == "characteristic_norm"),
       tau_(config.tau),
@@ -45,7 +45,8 @@ NewtonMinimizer::NewtonMinimizer(MPI_Comm comm, const SolverConfig& config)
       max_iterations_(config.max_iterations),
       kappa_(config.kappa),
       step_clamp_(config.step_clamp),
-      forcing_sigma_(config.forcing_sigma) {
+      forcing_sigma_(config.forcing_sigma),
+      forcing_(config.forcing) {
   PetscInt max_it = max_iterations_;
   OPTISTEP_PETSC(PetscOptionsGetInt(nullptr, "newton_", "-max_it", &max_it, nullptr));
   max_iterations_ = static_cast<int>(max_it);
@@ -54,6 +55,14 @@ NewtonMinimizer::NewtonMinimizer(MPI_Comm comm, const SolverConfig& config)
   OPTISTEP_PETSC(
       PetscOptionsGetReal(nullptr, "newton_", "-forcing_sigma", &forcing_sigma_, nullptr));
   OPTISTEP_PETSC(PetscOptionsGetReal(nullptr, "newton_", "-tau", &tau_, nullptr));
+  char forcing[64] = "";
+  PetscBool forcing_set = PETSC_FALSE;
+  OPTISTEP_PETSC(PetscOptionsGetString(nullptr, "newton_", "-forcing", forcing, sizeof forcing,
+                                       &forcing_set));
+  if (forcing_set) forcing_ = forcing;
+  if (forcing_ != "gradient" && forcing_ != "characteristic_norm" && forcing_ != "preconditioned")
+    throw InputError("-newton_forcing: '" + forcing_ +
+                     "' is not one of gradient, characteristic_norm, preconditioned");
   OPTISTEP_PETSC(PetscOptionsGetBool(nullptr, "newton_", "-monitor", &monitor_, nullptr));
   PetscBool absolute = PETSC_FALSE;
   OPTISTEP_PETSC(PetscOptionsGetBool(nullptr, "newton_", "-absolute_tau", &absolute, nullptr));
@@ -64,8 +73,10 @@ NewtonMinimizer::NewtonMinimizer(MPI_Comm comm, const SolverConfig& config)
   OPTISTEP_PETSC(KSPSetType(ksp_, KSPCG));
   PC pc = nullptr;
   OPTISTEP_PETSC(KSPGetPC(ksp_, &pc));
-  OPTISTEP_PETSC(PCSetType(pc, PCJACOBI));
+  OPTISTEP_PETSC(PCSetType(pc, default_pc));
   OPTISTEP_PETSC(KSPSetInitialGuessNonzero(ksp_, PETSC_FALSE));
+  // HOT's inexact CG measures residuals in the preconditioner's norm sqrt(r^T B r).
+  if (forcing_ == "preconditioned") OPTISTEP_PETSC(KSPSetNormType(ksp_, KSP_NORM_NATURAL));
   OPTISTEP_PETSC(KSPSetTolerances(ksp_, 0.5, 0.0, PETSC_DEFAULT, 10000));
   OPTISTEP_PETSC(KSPSetFromOptions(ksp_));
 
@@ -90,6 +101,45 @@ double NewtonMinimizer::CharacteristicNormResidual(Vec g, Vec w, PetscInt n_node
   PetscReal norm = 0.0;
   OPTISTEP_PETSC(VecNorm(work, NORM_2, &norm));
   return norm / std::sqrt(static_cast<double>(n_nodes));
+}
+
+double NewtonMinimizer::ForcingTerm(Vec g, double gnorm, double cn, Vec w) {
+  // eta = min(1/2, sigma sqrt(max(measure, floor))) (Gast Sec. 3.1), with |g| measured as
+  // the scene's solver.forcing says (see SolverConfig::forcing).
+  double measure = gnorm, floor = tau_;
+  if (forcing_ == "characteristic_norm") {
+    measure = cn_epsilon_ * cn;
+    floor = cn_epsilon_;
+  } else if (forcing_ == "preconditioned") {
+    // HOT Sec. 5.3: |g|_B = sqrt(g^T B g), the CG residual norm at the start (the CG
+    // norm type is "natural"), floored by the norm of the node-wise CN tolerances.
+    Vec Bg = nullptr;
+    OPTISTEP_PETSC(VecDuplicate(g, &Bg));
+    PC pc = nullptr;
+    OPTISTEP_PETSC(KSPSetUp(ksp_));
+    OPTISTEP_PETSC(KSPGetPC(ksp_, &pc));
+    OPTISTEP_PETSC(PCApply(pc, g, Bg));
+    PetscScalar gBg = 0.0;
+    OPTISTEP_PETSC(VecDot(g, Bg, &gBg));
+    OPTISTEP_PETSC(VecDestroy(&Bg));
+    measure = std::sqrt(std::max(0.0, static_cast<double>(gBg)));
+    // Sticky nodes carry an infinite tolerance; they do not count towards the floor.
+    floor = FiniteNorm(w);
+  }
+  return std::min(0.5, forcing_sigma_ * std::sqrt(std::max(measure, floor)));
+}
+
+double NewtonMinimizer::FiniteNorm(Vec w) {
+  const PetscScalar* a = nullptr;
+  PetscInt n = 0;
+  OPTISTEP_PETSC(VecGetLocalSize(w, &n));
+  OPTISTEP_PETSC(VecGetArrayRead(w, &a));
+  double sum = 0.0;
+  for (PetscInt k = 0; k < n; ++k)
+    if (std::isfinite(a[k])) sum += a[k] * a[k];
+  OPTISTEP_PETSC(VecRestoreArrayRead(w, &a));
+  MPI_Allreduce(MPI_IN_PLACE, &sum, 1, MPI_DOUBLE, MPI_SUM, comm_);
+  return std::sqrt(sum);
 }
 
 bool NewtonMinimizer::Converged(double gnorm, double cn_residual) const {
@@ -153,14 +203,8 @@ SolveReport NewtonMinimizer::Minimize(IncrementalPotential& potential, Vec u) {
     Vec rhs = work;
     OPTISTEP_PETSC(VecCopy(g, rhs));
     OPTISTEP_PETSC(VecScale(rhs, -1.0));
-    // Forcing term min(1/2, sigma sqrt(max(|g|, tau))) (Gast Sec. 3.1). With the
-    // characteristic norm, |g| is measured in characteristic-force units
-    // (eps * CN residual) and tau is eps, so the schedule does not depend on the scene's
-    // units; with Gast's absolute termination it is |g| and tau as they are.
-    const double measure = use_cn_ ? cn_epsilon_ * cn : static_cast<double>(gnorm);
-    const double floor = use_cn_ ? cn_epsilon_ : tau_;
-    const double rtol = std::min(0.5, forcing_sigma_ * std::sqrt(std::max(measure, floor)));
     OPTISTEP_PETSC(KSPSetOperators(ksp_, H, H));
+    const double rtol = ForcingTerm(g, gnorm, cn, w);
     OPTISTEP_PETSC(KSPSetTolerances(ksp_, rtol, 0.0, PETSC_DEFAULT, PETSC_DEFAULT));
     KSPConvergedReason ksp_reason;
     PetscInt ksp_its = 0;

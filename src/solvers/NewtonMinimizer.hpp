@@ -18,6 +18,7 @@
 // -newton_tau, -newton_absolute_tau, -newton_monitor. The CN epsilon is the scene's
 // solver.cn_epsilon (--set solver.cn_epsilon=...), since the potential forms tol_i.
 #include <petscksp.h>
+#include <string>
 #include <petsctao.h>
 
 #include "io/SceneConfig.hpp"
@@ -27,9 +28,10 @@ namespace optistep {
 
 class NewtonMinimizer : public Minimizer {
  public:
-  /// Collective on comm. Defaults come from the scene's solver block; the PETSc options
-  /// database (prefix newton_) overrides them.
-  NewtonMinimizer(MPI_Comm comm, const SolverConfig& config);
+  /// Collective on comm. Defaults come from the scene's solver block and default_pc (the
+  /// CG preconditioner); the PETSc options database (prefix newton_) overrides them.
+  /// Throws InputError for an unknown -newton_forcing.
+  NewtonMinimizer(MPI_Comm comm, const SolverConfig& config, PCType default_pc = PCJACOBI);
   ~NewtonMinimizer() override;
   NewtonMinimizer(const NewtonMinimizer&) = delete;
   NewtonMinimizer& operator=(const NewtonMinimizer&) = delete;
@@ -43,6 +45,11 @@ class NewtonMinimizer : public Minimizer {
 
  private:
   bool Converged(double gnorm, double cn_residual) const;
+  /// Collective. CG relative tolerance for the Newton direction at gradient g (after
+  /// KSPSetOperators), per forcing_.
+  double ForcingTerm(Vec g, double gnorm, double cn, Vec w);
+  /// Collective. Euclidean norm of w's finite entries.
+  double FiniteNorm(Vec w);
   void CreateLineSearch();
 
   MPI_Comm comm_;
@@ -53,6 +60,7 @@ class NewtonMinimizer : public Minimizer {
   double kappa_;
   double step_clamp_;
   double forcing_sigma_;
+  std::string forcing_;
   PetscBool monitor_ = PETSC_FALSE;
   KSP ksp_ = nullptr;
   TaoLineSearch line_search_ = nullptr;
