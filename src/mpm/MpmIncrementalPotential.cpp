@@ -43,6 +43,17 @@ PetscErrorCode ShellDiagonal(Mat H, Vec d) {
   return 0;
 }
 
+PetscErrorCode ShellInvertBlockDiagonal(Mat H, const PetscScalar** values) {
+  void* ctx = nullptr;
+  PetscCall(MatShellGetContext(H, &ctx));
+  try {
+    *values = static_cast<MpmIncrementalPotential*>(ctx)->InverseHessianDiagonalBlocks();
+  } catch (const std::exception& e) {
+    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_LIB, "%s", e.what());
+  }
+  return 0;
+}
+
 Mat3 Projector(const NodeConstraint& c) {
   switch (c.kind) {
     case Kind::kFree: return Mat3::Identity();
@@ -180,11 +191,17 @@ Mat MpmIncrementalPotential::NewMatrix() const {
   const PetscInt N = 3 * step_.n_global;
   Mat H = nullptr;
   if (matrix_free_) {
-    OPTISTEP_PETSC(MatCreateShell(domain_.comm(), n, n, N, N,
-                                  const_cast<MpmIncrementalPotential*>(this), &H));
+    // Block size 3 before the type is set, for point-block Jacobi (PCPBJACOBI).
+    OPTISTEP_PETSC(MatCreate(domain_.comm(), &H));
+    OPTISTEP_PETSC(MatSetSizes(H, n, n, N, N));
+    OPTISTEP_PETSC(MatSetBlockSize(H, 3));
+    OPTISTEP_PETSC(MatSetType(H, MATSHELL));
+    OPTISTEP_PETSC(MatShellSetContext(H, const_cast<MpmIncrementalPotential*>(this)));
     OPTISTEP_PETSC(MatShellSetOperation(H, MATOP_MULT, reinterpret_cast<void (*)(void)>(ShellMult)));
     OPTISTEP_PETSC(
         MatShellSetOperation(H, MATOP_GET_DIAGONAL, reinterpret_cast<void (*)(void)>(ShellDiagonal)));
+    OPTISTEP_PETSC(MatShellSetOperation(H, MATOP_INVERT_BLOCK_DIAGONAL,
+                                        reinterpret_cast<void (*)(void)>(ShellInvertBlockDiagonal)));
     OPTISTEP_PETSC(MatSetOption(H, MAT_SYMMETRIC, PETSC_TRUE));
     return H;
   }
@@ -282,49 +299,62 @@ void MpmIncrementalPotential::Hessian(Vec dv, Mat H) {
   if (row_start_.empty()) BuildRowLayout();
   std::fill(row_values_.begin(), row_values_.end(), 0.0);
   double a[kStencilNodes][3];
-  double G[kStencilNodes][9][3];
+  double G[kStencilNodes][3][9];  // G[m][k] = column-major 3x3 block of C (a_m (x) I), rows 3k..3k+2
   for (std::size_t p = 0; p < particles.size(); ++p) {
     const std::array<int, kStencilNodes>& nodes = cache.node[p];
-    int row_of[kStencilNodes];
-    int n_rows = 0;
+    // slots[n]: the slot table (by box code) of stencil node n's row, or null when this
+    // rank does not assemble that row (not owned, inactive or sticky).
+    const int* slots[kStencilNodes];
+    bool any_row = false;
     for (int n = 0; n < kStencilNodes; ++n) {
       const int lf = step_.local_form[nodes[n]];
-      if (lf >= 0 && lf < n_owned_nodes && constraints_[nodes[n]].kind != Kind::kSticky) row_of[n_rows++] = n;
+      const bool row = lf >= 0 && lf < n_owned_nodes && constraints_[nodes[n]].kind != Kind::kSticky;
+      slots[n] = row ? &slot_of_offset_[125 * static_cast<std::size_t>(lf)] : nullptr;
+      any_row |= row;
     }
-    if (n_rows == 0) continue;
+    if (!any_row) continue;
     const Mat3& F_n = particles.F[p];
     const Mat3 F = (Mat3::Identity() + dt_ * VelocityGradient(cache, p, v_work_.data())) * F_n;
     const Mat9 C = materials_[particles.material[p]]->dPdF(F, true);
     // With a_n = F_n^T grad_w_n, dv_n enters vec(dF) as dt vec(dv_n a_n^T), so
     //   K_nm[r][s] = dt^2 V0 s_p sum_{k,l} C[r + 3k][s + 3l] a_n[k] a_m[l],
-    // formed as G_m = C (a_m (x) I) (9x3), then K_nm[r][s] = sum_k a_n[k] G_m[r + 3k][s].
+    // formed as G_m = C (a_m (x) I) (9x3), then K_nm[r][s] = sum_k a_n[k] G_m[r + 3k][s]
+    // (G is stored by k as column-major 3x3 blocks, so K_nm is a sum of three 9-vectors).
+    // C is symmetric (a Hessian of Psi), so K_mn = K_nm^T: each pair is formed once.
     const Stencil& st = cache.stencil[p];
     ForEachStencilNode([&](int n, int ia, int ib, int ic) {
       const Vec3 an = F_n.transpose() * st.grad_w_ip(ia, ib, ic);
       for (int k = 0; k < 3; ++k) a[n][k] = an[k];
     });
     for (int m = 0; m < kStencilNodes; ++m)
-      for (int q = 0; q < 9; ++q)
-        for (int t = 0; t < 3; ++t)
-          G[m][q][t] = C(q, t) * a[m][0] + C(q, t + 3) * a[m][1] + C(q, t + 6) * a[m][2];
-    const double scale = dt_ * dt_ * particles.V0[p] * Hardening(p);
-    for (int r = 0; r < n_rows; ++r) {
-      const int n = row_of[r];
-      // Stencil node n = a + 3 b + 9 c sits at box offset (a, b, c) - (a_n, b_n, c_n)
-      // from node n: box code 62 + (a - a_n) + 5 (b - b_n) + 25 (c - c_n).
-      const int* slots = &slot_of_offset_[125 * static_cast<std::size_t>(step_.local_form[nodes[n]])];
-      const int code_n = kBoxCode[n];
-      const double a0 = scale * a[n][0], a1 = scale * a[n][1], a2 = scale * a[n][2];
-      for (int m = 0; m < kStencilNodes; ++m) {
-        const int slot = slots[62 + kBoxCode[m] - code_n];
-        if (slot < 0) continue;  // inactive or sticky column
-        const double(*Gm)[3] = G[m];
-        double local[9];  // column-major 3x3 block, summed in registers
+      for (int k = 0; k < 3; ++k)
         for (int t = 0; t < 3; ++t)
           for (int d = 0; d < 3; ++d)
-            local[d + 3 * t] = a0 * Gm[d][t] + a1 * Gm[d + 3][t] + a2 * Gm[d + 6][t];
-        double* block = &row_values_[9 * static_cast<std::size_t>(slot)];
-        for (int e = 0; e < 9; ++e) block[e] += local[e];
+            G[m][k][d + 3 * t] = C(d + 3 * k, t) * a[m][0] + C(d + 3 * k, t + 3) * a[m][1] +
+                                 C(d + 3 * k, t + 6) * a[m][2];
+    const double scale = dt_ * dt_ * particles.V0[p] * Hardening(p);
+    for (int n = 0; n < kStencilNodes; ++n) {
+      // Stencil node m = a + 3 b + 9 c sits at box offset (a, b, c) - (a_n, b_n, c_n)
+      // from node n: box code 62 + (a - a_n) + 5 (b - b_n) + 25 (c - c_n).
+      const int code_n = kBoxCode[n];
+      const double a0 = scale * a[n][0], a1 = scale * a[n][1], a2 = scale * a[n][2];
+      for (int m = n; m < kStencilNodes; ++m) {
+        // -1: inactive or sticky column, or a row this rank does not assemble.
+        const int slot_nm = slots[n] ? slots[n][62 + kBoxCode[m] - code_n] : -1;
+        const int slot_mn = m != n && slots[m] ? slots[m][62 + code_n - kBoxCode[m]] : -1;
+        if (slot_nm < 0 && slot_mn < 0) continue;
+        const double(*Gm)[9] = G[m];
+        double local[9];  // K_nm, column-major, summed in registers
+        for (int e = 0; e < 9; ++e) local[e] = a0 * Gm[0][e] + a1 * Gm[1][e] + a2 * Gm[2][e];
+        if (slot_nm >= 0) {
+          double* block = &row_values_[9 * static_cast<std::size_t>(slot_nm)];
+          for (int e = 0; e < 9; ++e) block[e] += local[e];
+        }
+        if (slot_mn >= 0) {
+          double* block = &row_values_[9 * static_cast<std::size_t>(slot_mn)];
+          for (int t = 0; t < 3; ++t)
+            for (int d = 0; d < 3; ++d) block[d + 3 * t] += local[t + 3 * d];
+        }
       }
     }
   }
@@ -395,12 +425,10 @@ void MpmIncrementalPotential::HessianMultiply(Vec x, Vec y) {
   OPTISTEP_PETSC(VecRestoreArray(y, &ya));
 }
 
-void MpmIncrementalPotential::HessianDiagonal(Vec diag) {
+void MpmIncrementalPotential::HessianDiagonalBlocks(std::vector<double>* blocks) const {
+  // Block (i, i) of the Hessian: m_i I + P_i K_ii P_i (m_i I on sticky nodes).
   const int n_owned_nodes = static_cast<int>(step_.owned_nodes.size());
-  PetscScalar* da = nullptr;
-  OPTISTEP_PETSC(VecGetArray(diag, &da));
-  for (int k = 0; k < n_owned_nodes; ++k)
-    for (int d = 0; d < 3; ++d) da[3 * k + d] = step_.grid.m[step_.owned_nodes[k]];
+  blocks->assign(9 * static_cast<std::size_t>(n_owned_nodes), 0.0);
   const Particles& particles = domain_.particles();
   const StencilCache& cache = step_.cache;
   for (std::size_t p = 0; p < particles.size(); ++p) {
@@ -412,15 +440,45 @@ void MpmIncrementalPotential::HessianDiagonal(Vec diag) {
       const int lf = step_.local_form[i];
       if (lf < 0 || lf >= n_owned_nodes || constraints_[i].kind == Kind::kSticky) return;
       const Vec3 an = F_n.transpose() * s.grad_w_ip(a, b, c);
-      for (int r = 0; r < 3; ++r) {
-        double sum = 0.0;
-        for (int k = 0; k < 3; ++k)
-          for (int l = 0; l < 3; ++l) sum += stiffness_[p](r + 3 * k, r + 3 * l) * an[k] * an[l];
-        da[3 * lf + r] += scale * sum;
-      }
+      Eigen::Map<Mat3> block(&(*blocks)[9 * static_cast<std::size_t>(lf)]);
+      for (int r = 0; r < 3; ++r)
+        for (int t = 0; t < 3; ++t) {
+          double sum = 0.0;
+          for (int k = 0; k < 3; ++k)
+            for (int l = 0; l < 3; ++l) sum += stiffness_[p](r + 3 * k, t + 3 * l) * an[k] * an[l];
+          block(r, t) += scale * sum;
+        }
     });
   }
+  for (int k = 0; k < n_owned_nodes; ++k) {
+    const int i = step_.owned_nodes[k];
+    Eigen::Map<Mat3> block(&(*blocks)[9 * static_cast<std::size_t>(k)]);
+    const NodeConstraint& c = constraints_[i];
+    if (c.kind == Kind::kSlip) {
+      const Mat3 P = Projector(c);
+      block = P * block * P;
+    }
+    block += step_.grid.m[i] * Mat3::Identity();
+  }
+}
+
+void MpmIncrementalPotential::HessianDiagonal(Vec diag) {
+  std::vector<double> blocks;
+  HessianDiagonalBlocks(&blocks);
+  PetscScalar* da = nullptr;
+  OPTISTEP_PETSC(VecGetArray(diag, &da));
+  for (std::size_t k = 0; k < blocks.size() / 9; ++k)
+    for (int d = 0; d < 3; ++d) da[3 * k + d] = blocks[9 * k + 4 * d];
   OPTISTEP_PETSC(VecRestoreArray(diag, &da));
+}
+
+const double* MpmIncrementalPotential::InverseHessianDiagonalBlocks() {
+  HessianDiagonalBlocks(&inverse_blocks_);
+  for (std::size_t k = 0; k < inverse_blocks_.size() / 9; ++k) {
+    Eigen::Map<Mat3> block(&inverse_blocks_[9 * k]);
+    block = block.inverse().eval();
+  }
+  return inverse_blocks_.data();
 }
 
 void MpmIncrementalPotential::CharacteristicNormWeights(Vec w) {

@@ -61,6 +61,9 @@ class MpmIncrementalPotential : public IncrementalPotential {
   /// y = H x for the matrix-free Hessian (public for the MatShell callback).
   void HessianMultiply(Vec x, Vec y);
   void HessianDiagonal(Vec d);
+  /// Inverses of the matrix-free Hessian's 3x3 diagonal blocks, 9 per owned node
+  /// (column-major), for PCPBJACOBI; valid until the next call. Rank-local.
+  const double* InverseHessianDiagonalBlocks();
 
  private:
   /// Copies dv's owned values into the ghosted work vector, updates ghosts and forms
@@ -73,6 +76,8 @@ class MpmIncrementalPotential : public IncrementalPotential {
   Mat NewMatrix() const;
   /// The assembled Hessian's rows: neighbour lists and the buffers they are summed in.
   void BuildRowLayout();
+  /// The matrix-free Hessian's 3x3 diagonal blocks, 9 per owned node (column-major).
+  void HessianDiagonalBlocks(std::vector<double>* blocks) const;
 
   const MpmDomain& domain_;
   StepGrid& step_;
@@ -94,6 +99,7 @@ class MpmIncrementalPotential : public IncrementalPotential {
   std::vector<int> slot_of_offset_;   // 125 per owned node (box code), -1: no column
   std::vector<int> diagonal_slot_;    // per owned node
   std::vector<double> row_values_;    // 9 per slot, column-major 3x3 blocks
+  std::vector<double> inverse_blocks_;  // MF: inverse diagonal blocks for PCPBJACOBI
 };
 
 }  // namespace optistep::mpm
