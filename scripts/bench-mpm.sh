@@ -5,9 +5,10 @@
 #
 # Scene: HOT's twisting bar (Wang et al. 2020, Fig. 20) at dx = 0.015 m,
 # configs/hot_twisting_bar_coarse.yaml (30720 particles; its solver.kappa = 1e-6, see
-# there), with the middle box's Young's
-# modulus E_mid in {1e5, 1e7, 1e9} Pa (--set bodies.1.material.E=...), for
-#   PN-PCG      projected Newton, CG with Jacobi on the assembled BAIJ Hessian (default)
+# there), with the middle box's Young's modulus E_mid in {1e5, 1e7, 1e9} Pa
+# (--set bodies.1.material.E=...), for
+#   PN-PCG      projected Newton, CG on the assembled BAIJ Hessian preconditioned by its
+#               inverse 3x3 diagonal blocks, HOT's inexact-CG forcing (the defaults)
 #   PN-PCG(MF)  the same with the Hessian applied matrix-free (--set mpm.matrix_free=true)
 # Each run is SHORTENED to the first BAR_FRAMES frames (--set time.frames=N) of the
 # scene's 48: the table is per step, not for the whole scene. Reported from stats.csv:
@@ -19,10 +20,11 @@
 #
 # HOT's reference code takes 358.4 s with its PN-PCG for the whole scene (E_mid = 1e8,
 # dx = 0.015, 48 frames) on a 2-core machine. HOT_FULL=1 also runs that scene in full on 2
-# ranks and prints optistep's total next to it (not part of the 15 minutes below; it
-# may take much longer).
+# ranks and prints optistep's total next to it (about 4 minutes more on a quiet 2-core
+# machine).
 #
-# Usage: scripts/bench-mpm.sh   (about 15 minutes on 2 cores with the defaults)
+# Usage: scripts/bench-mpm.sh   (about 3 minutes on a quiet 2-core machine with the
+#   defaults)
 # Environment: BUILD_DIR (default build), MPIEXEC (default mpiexec), RANKS (default
 #   "1 2"), E_MIDS (default "1e5 1e7 1e9"), BAR_FRAMES (default 4 of 48: 8 steps, the
 #   first 30 degrees of the twist), TIME_LIMIT (seconds per run, default 150; a run cut
