@@ -334,6 +334,10 @@ const std::vector<Names> kCollisionTypeKeys = {
     {"point", "normal"}, kSphereKeys, kBoxKeys, kCylinderKeys, kTorusKeys};
 
 constexpr double kMpmCnEpsilon = 1e-7;  // HOT (Wang et al. 2020) Sec. 7.1
+// HOT's reference code (ImplicitSolver.h, computeDescentStep) replaces the Newton direction
+// by the gradient's when |g.d| < 1e-5 |g| |d|. With its loose CG forcing, Gast's 1e-2
+// rejects most directions of stiff or contacting MPM scenes, and the fallback crawls.
+constexpr double kMpmKappa = 1e-5;
 
 TimeConfig ParseTime(const Field& f) {
   const MapView m(f, {"dt", "frame_rate", "frame_dt", "frames", "end_time", "max_dt_halvings"});
@@ -562,7 +566,10 @@ SolverConfig ParseSolver(const Field& f, bool mpm) {
   const MapView m(f, {"method", "termination", "cn_epsilon", "tau", "max_iterations", "kappa",
                       "step_clamp", "forcing_sigma", "forcing", "best_of_two_guesses"});
   SolverConfig solver;
-  if (mpm) solver.cn_epsilon = kMpmCnEpsilon;
+  if (mpm) {
+    solver.cn_epsilon = kMpmCnEpsilon;
+    solver.kappa = kMpmKappa;
+  }
   m.Read("method", solver.method, kMethods);
   m.Read("termination", solver.termination, kTerminations);
   m.Read("cn_epsilon", solver.cn_epsilon, kPositive);

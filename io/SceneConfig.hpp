@@ -173,7 +173,7 @@ struct SolverConfig {
   double cn_epsilon = 1e-5;
   double tau = 1e-6;          ///< absolute gradient norm tolerance (N), "absolute" only
   int max_iterations = 200;   ///< Newton iteration cap per step
-  double kappa = 1e-2;        ///< downhill check (Gast Sec. 3.1)
+  double kappa = 1e-2;        ///< downhill check (Gast Sec. 3.1); MPM: 1e-5 (HOT's code)
   double step_clamp = 1e3;    ///< l, largest step length (m) (Gast Sec. 3.1)
   double forcing_sigma = 1.0; ///< CG rel. tol = min(1/2, sigma sqrt(max(|g|, floor)))
   /// What |g| in the forcing term measures: "gradient" (the Euclidean norm, floor tau;

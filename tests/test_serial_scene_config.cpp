@@ -597,6 +597,7 @@ collision_objects: [{type: cylinder, radius: 1}]
   EXPECT_FALSE(s.mpm.matrix_free);
   EXPECT_EQ(s.solver.cn_epsilon, 1e-7);  // HOT (Wang et al. 2020) Sec. 7.1
   EXPECT_EQ(s.solver.forcing, "preconditioned");  // HOT Sec. 5.3
+  EXPECT_EQ(s.solver.kappa, 1e-5);  // HOT's reference code, computeDescentStep
   EXPECT_EQ(s.bodies[0].shape.center, Vec3::Zero());
   EXPECT_EQ(s.bodies[1].shape.axis, Vec3::UnitY());
   // Stomakhin et al. 2013, Table 2.
