@@ -167,9 +167,16 @@ bool MpmSimulation::TryStep(double dt, StepRecord* record) {
       c.friction = o.friction();
       if (o.sticky()) {
         c.kind = mpm::NodeConstraint::Kind::kSticky;
-      } else if (n.dot(v - c.velocity) < 0.0) {  // slip only while approaching
-        c.kind = mpm::NodeConstraint::Kind::kSlip;
-        c.normal = n;
+      } else {
+        // Slip only while approaching, judged by the velocity gravity alone would give at
+        // the end of the step: a body resting on the object has grid velocities near zero
+        // and must still be held, or it sinks by about dt^2 |g| per step.
+        const double approach = -n.dot(v + dt * scene_.gravity - c.velocity);
+        if (approach > 0.0) {
+          c.kind = mpm::NodeConstraint::Kind::kSlip;
+          c.normal = n;
+          c.approach_speed = approach;
+        }
       }
       break;
     }

@@ -531,8 +531,7 @@ void MpmIncrementalPotential::NewGridVelocities(Vec dv, std::vector<double>* v_n
     const NodeConstraint& c = constraints_[i];
     if (c.kind != Kind::kSlip || c.friction <= 0.0) continue;
     // Coulomb friction with the normal velocity the constraint removed (Gast Sec. 5.2).
-    const Vec3 v_old(step_.grid.v[3 * i], step_.grid.v[3 * i + 1], step_.grid.v[3 * i + 2]);
-    const double removed = std::max(0.0, -c.normal.dot(v_old - c.velocity));
+    const double removed = c.approach_speed;
     Eigen::Map<Vec3> v(v_new->data() + 3 * i);
     const Vec3 rel = v - c.velocity;
     const Vec3 normal_part = c.normal.dot(rel) * c.normal;

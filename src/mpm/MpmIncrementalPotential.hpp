@@ -6,8 +6,9 @@
 // Units: dv in m/s, E in J (kg m^2/s^2). Grid nodes inside collision objects are
 // constrained by projection (HOT's --bcproject): sticky nodes take the object's velocity
 // (their rows and columns become m_i I), slip nodes lose the normal component of their
-// relative velocity when approaching (P_i = I - n n^T). Snow hardening scales each
-// particle's energy by exp(xi (1 - J_P)) (Stomakhin et al. 2013).
+// relative velocity when approaching (P_i = I - n n^T; the caller decides which nodes
+// approach). Snow hardening scales each particle's energy by exp(xi (1 - J_P))
+// (Stomakhin et al. 2013).
 #include <petscmat.h>
 
 #include <vector>
@@ -26,6 +27,9 @@ struct NodeConstraint {
   Vec3 normal = Vec3::Zero();     ///< kSlip: unit normal of the object
   Vec3 velocity = Vec3::Zero();   ///< the object's velocity at the node (m/s)
   double friction = 0.0;          ///< kSlip: Coulomb coefficient
+  /// kSlip: the normal speed toward the object that the constraint removes (m/s), the
+  /// measure of the normal impulse per unit mass for friction.
+  double approach_speed = 0.0;
 };
 
 class MpmIncrementalPotential : public IncrementalPotential {
