@@ -75,10 +75,13 @@ NewtonMinimizer::NewtonMinimizer(MPI_Comm comm, const SolverConfig& config, PCTy
   OPTISTEP_PETSC(KSPGetPC(ksp_, &pc));
   OPTISTEP_PETSC(PCSetType(pc, default_pc));
   OPTISTEP_PETSC(KSPSetInitialGuessNonzero(ksp_, PETSC_FALSE));
-  // HOT's inexact CG measures residuals in the preconditioner's norm sqrt(r^T B r).
-  if (forcing_ == "preconditioned") OPTISTEP_PETSC(KSPSetNormType(ksp_, KSP_NORM_NATURAL));
   OPTISTEP_PETSC(KSPSetTolerances(ksp_, 0.5, 0.0, PETSC_DEFAULT, 10000));
   OPTISTEP_PETSC(KSPSetFromOptions(ksp_));
+  // HOT's inexact CG measures residuals in the preconditioner's norm sqrt(r^T B r), CG's
+  // "natural" norm (other Krylov methods keep their own).
+  PetscBool is_cg = PETSC_FALSE;
+  OPTISTEP_PETSC(PetscObjectTypeCompare(reinterpret_cast<PetscObject>(ksp_), KSPCG, &is_cg));
+  if (forcing_ == "preconditioned" && is_cg) OPTISTEP_PETSC(KSPSetNormType(ksp_, KSP_NORM_NATURAL));
 
   CreateLineSearch();
 }

@@ -1,25 +1,30 @@
 #pragma once
 // Projected Newton with line search (PN-PCG), Gast, Schroeder, Stomakhin, Jiang, Teran
 // 2015, "Optimization Integrator for Large Time Steps", Sec. 3.1:
-//  - Newton direction from KSP (CG by default, Jacobi PC) started at zero, with the
-//    adaptive forcing term rtol = min(1/2, sigma sqrt(max(|g|, tau))) (with the
-//    characteristic norm, |g| = eps * CN residual and tau = eps: the gradient in units of
-//    the characteristic force); CG stops early on indefiniteness and returns its last
-//    iterate (-g if it fails on the first iteration);
+//  - Newton direction from KSP (CG by default; Jacobi PC, or the owner's default_pc, e.g.
+//    point-block Jacobi for MPM as HOT's PN-PCG) started at zero, with the adaptive forcing
+//    term rtol = min(1/2, sigma sqrt(max(|g|, floor))), |g| measured per solver.forcing:
+//    the Euclidean norm (floor tau), eps times the CN residual (floor eps: the gradient in
+//    characteristic-force units) or sqrt(g^T B g) with B the preconditioner (floor the
+//    norm of the CN tolerances; HOT Sec. 5.3, CG then stops on its natural norm); CG stops
+//    early on indefiniteness and returns its last iterate (-g if it fails on the first
+//    iteration);
 //  - at least one Newton iteration per solve;
-//  - downhill check: if -g.d < kappa |g| |d| the direction is replaced by -g (kappa = 1e-2);
+//  - downhill check: if -g.d < kappa |g| |d| the direction is replaced by -g (kappa = 1e-2;
+//    MPM scenes 1e-5, HOT's reference code);
 //  - step clamp: |d| <= l (l = 1e3);
 //  - a line search satisfying the strong Wolfe conditions that tries alpha = 1 first
 //    (More-Thuente, PETSc's TaoLineSearch "more-thuente", c1 = 1e-4, c2 = 0.9);
 //  - termination by the characteristic norm (node-wise, HOT Sec. 5.2; DOT Sec. 6):
 //    sum_i |g_i|^2 / tol_i^2 < n_nodes; or Gast's absolute |g| < tau.
 // Options prefix "newton_": -newton_ksp_type, -newton_pc_type, -newton_tao_ls_type, and
-// -newton_max_it, -newton_kappa, -newton_step_clamp, -newton_forcing_sigma,
+// -newton_max_it, -newton_kappa, -newton_step_clamp, -newton_forcing_sigma, -newton_forcing,
 // -newton_tau, -newton_absolute_tau, -newton_monitor. The CN epsilon is the scene's
 // solver.cn_epsilon (--set solver.cn_epsilon=...), since the potential forms tol_i.
 #include <petscksp.h>
-#include <string>
 #include <petsctao.h>
+
+#include <string>
 
 #include "io/SceneConfig.hpp"
 #include "solvers/Minimizer.hpp"
