@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "BenchUtil.hpp"
 #include "core/Error.hpp"
 #include "fem/TetElement.hpp"
 #include "io/SceneConfig.hpp"
@@ -39,13 +40,9 @@ namespace {
 using namespace optistep;
 using Beta = Eigen::Matrix<double, 3, 4>;
 
-/// A deterministic value in [-1, 1] from a node id and a component (splitmix64).
+/// A deterministic value in [-1, 1) from a node id and a component.
 double Hash(std::uint64_t id, int component) {
-  std::uint64_t z = id * 3 + static_cast<std::uint64_t>(component) + 0x9e3779b97f4a7c15ULL;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  z ^= z >> 31;
-  return static_cast<double>(z >> 11) / static_cast<double>(1ULL << 52) - 1.0;
+  return bench::SplitMixUnit(id * 3 + static_cast<std::uint64_t>(component));
 }
 
 struct Element {
@@ -55,23 +52,8 @@ struct Element {
   const ElasticMaterial* material;
 };
 
-struct Timing {
-  double best = 0.0;
-  double median = 0.0;
-};
-
-/// Runs kernel `reps` times; seconds of the best and the median repetition.
-Timing TimeRepetitions(int reps, const std::function<double()>& kernel, double* checksum) {
-  std::vector<double> seconds;
-  for (int r = 0; r < reps; ++r) {
-    const auto start = std::chrono::steady_clock::now();
-    *checksum += kernel();
-    const auto stop = std::chrono::steady_clock::now();
-    seconds.push_back(std::chrono::duration<double>(stop - start).count());
-  }
-  std::sort(seconds.begin(), seconds.end());
-  return {seconds.front(), seconds[seconds.size() / 2]};
-}
+using bench::Timing;
+using bench::TimeRepetitions;
 
 int Run(int argc, char** argv) {
   std::string scene_path;

@@ -54,15 +54,8 @@ cmake --build "$build" --target optistep mpm_transfer_bench -- -j2 >/dev/null
 mkdir -p "$out"
 particles=$("$build/src/optistep" check "$scene" | awk '/ particles, / { print $3; exit }')
 
-# stats.csv column by header name -> mean over the steps (rows).
-column_mean() {
-  awk -F, -v name="$2" 'NR == 1 { for (i = 1; i <= NF; ++i) if ($i == name) c = i; next }
-                        { s += $c; n++ } END { printf "%.6g", n ? s / n : 0 }' "$1"
-}
-# "12.3" -> "12.3 (45%)": a phase's mean seconds per step and its share of the wall time.
-share() {
-  awk -v t="$1" -v w="$2" 'BEGIN { printf "%.3f (%.0f%%)", t, (w > 0 ? 100 * t / w : 0) }'
-}
+# column_mean, share
+source "$root/scripts/bench-lib.sh"
 
 runs_md=$out/mpm_runs.md
 {
