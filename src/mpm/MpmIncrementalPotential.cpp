@@ -104,6 +104,18 @@ void MpmIncrementalPotential::Project(int node, double* g3) const {
   g = Projector(c) * g;
 }
 
+void MpmIncrementalPotential::AddToOwnedNodes(std::size_t p, const Mat3& M, double* out) const {
+  const StencilCache& cache = step_.cache;
+  const Stencil& s = cache.stencil[p];
+  const int n_owned_nodes = static_cast<int>(step_.owned_nodes.size());
+  ForEachStencilNode([&](int n, int a, int b, int c) {
+    const int lf = step_.local_form[cache.node[p][n]];
+    if (lf < 0 || lf >= n_owned_nodes) return;
+    const Vec3 f = M * s.grad_w_ip(a, b, c);
+    for (int d = 0; d < 3; ++d) out[3 * lf + d] += f[d];
+  });
+}
+
 void MpmIncrementalPotential::LoadVelocities(Vec dv) {
   if (dv != dv_local_) OPTISTEP_PETSC(VecCopy(dv, dv_local_));
   const GhostedLocalView local(dv_local_);
@@ -155,14 +167,7 @@ PetscReal MpmIncrementalPotential::Evaluate(Vec dv, Vec g) {
     if (g) {
       Mat3 P;
       psi = material.PsiAndP(F, &P);
-      const Mat3 M = dt_ * scale * P * F_n.transpose();
-      const Stencil& s = cache.stencil[p];
-      ForEachStencilNode([&](int n, int a, int b, int c) {
-        const int lf = step_.local_form[cache.node[p][n]];
-        if (lf < 0 || lf >= n_owned_nodes) return;
-        const Vec3 f = M * s.grad_w_ip(a, b, c);
-        for (int d = 0; d < 3; ++d) ga[3 * lf + d] += f[d];
-      });
+      AddToOwnedNodes(p, dt_ * scale * P * F_n.transpose(), ga);
     } else {
       psi = material.Psi(F);
     }
@@ -408,14 +413,7 @@ void MpmIncrementalPotential::HessianMultiply(Vec x, Vec y) {
     const Mat3& F_n = particles.F[p];
     const Mat3 dF = dt_ * VelocityGradient(cache, p, dv_work_.data()) * F_n;
     const Vec9 dP = stiffness_[p] * Eigen::Map<const Vec9>(dF.data());
-    const Mat3 M = dt_ * particles.V0[p] * Eigen::Map<const Mat3>(dP.data()) * F_n.transpose();
-    const Stencil& s = cache.stencil[p];
-    ForEachStencilNode([&](int n, int a, int b, int c) {
-      const int lf = step_.local_form[cache.node[p][n]];
-      if (lf < 0 || lf >= n_owned_nodes) return;
-      const Vec3 f = M * s.grad_w_ip(a, b, c);
-      for (int d = 0; d < 3; ++d) ya[3 * lf + d] += f[d];
-    });
+    AddToOwnedNodes(p, dt_ * particles.V0[p] * Eigen::Map<const Mat3>(dP.data()) * F_n.transpose(), ya);
   }
   for (int k = 0; k < n_owned_nodes; ++k) {
     const int i = step_.owned_nodes[k];

@@ -77,6 +77,10 @@ class MpmIncrementalPotential : public IncrementalPotential {
   /// Particle p's hardening factor (1 unless its material is snow).
   double Hardening(std::size_t p) const;
   void Project(int node, double* g3) const;
+  /// out[3 k .. 3 k + 2] += M grad_w_ip for the owned nodes i = owned_nodes[k] of particle
+  /// p's stencil: the scatter of the gradient (M = dt V0 P F_n^T) and of the matrix-free
+  /// Hessian product (M = dt V0 dP F_n^T).
+  void AddToOwnedNodes(std::size_t p, const Mat3& M, double* out) const;
   Mat NewMatrix() const;
   /// The assembled Hessian's rows: neighbour lists and the buffers they are summed in.
   void BuildRowLayout();
