@@ -106,7 +106,8 @@ double NewtonMinimizer::CharacteristicNormResidual(Vec g, Vec w, PetscInt n_node
   return norm / std::sqrt(static_cast<double>(n_nodes));
 }
 
-double NewtonMinimizer::ForcingTerm(Vec g, double gnorm, double cn, Vec w) {
+double NewtonMinimizer::ForcingTerm(Vec g, double gnorm, double cn, double tolerance_norm,
+                                    Vec scratch) {
   // eta = min(1/2, sigma sqrt(max(measure, floor))) (Gast Sec. 3.1), with |g| measured as
   // the scene's solver.forcing says (see SolverConfig::forcing).
   double measure = gnorm, floor = tau_;
@@ -116,18 +117,14 @@ double NewtonMinimizer::ForcingTerm(Vec g, double gnorm, double cn, Vec w) {
   } else if (forcing_ == "preconditioned") {
     // HOT Sec. 5.3: |g|_B = sqrt(g^T B g), the CG residual norm at the start (the CG
     // norm type is "natural"), floored by the norm of the node-wise CN tolerances.
-    Vec Bg = nullptr;
-    OPTISTEP_PETSC(VecDuplicate(g, &Bg));
     PC pc = nullptr;
     OPTISTEP_PETSC(KSPSetUp(ksp_));
     OPTISTEP_PETSC(KSPGetPC(ksp_, &pc));
-    OPTISTEP_PETSC(PCApply(pc, g, Bg));
+    OPTISTEP_PETSC(PCApply(pc, g, scratch));
     PetscScalar gBg = 0.0;
-    OPTISTEP_PETSC(VecDot(g, Bg, &gBg));
-    OPTISTEP_PETSC(VecDestroy(&Bg));
+    OPTISTEP_PETSC(VecDot(g, scratch, &gBg));
     measure = std::sqrt(std::max(0.0, static_cast<double>(gBg)));
-    // Sticky nodes carry an infinite tolerance; they do not count towards the floor.
-    floor = FiniteNorm(w);
+    floor = tolerance_norm;
   }
   return std::min(0.5, forcing_sigma_ * std::sqrt(std::max(measure, floor)));
 }
@@ -170,6 +167,9 @@ SolveReport NewtonMinimizer::Minimize(IncrementalPotential& potential, Vec u) {
   Mat H = potential.CreateHessian();
   potential.CharacteristicNormWeights(w);
   const PetscInt n_nodes = potential.GlobalNodeCount();
+  // The preconditioned forcing term's floor; sticky nodes carry an infinite tolerance and
+  // do not count towards it.
+  const double tolerance_norm = forcing_ == "preconditioned" ? FiniteNorm(w) : 0.0;
 
   LineSearchContext ctx{&potential};
   OPTISTEP_PETSC(TaoLineSearchSetObjectiveAndGradientRoutine(line_search_, ObjectiveAndGradient,
@@ -207,7 +207,8 @@ SolveReport NewtonMinimizer::Minimize(IncrementalPotential& potential, Vec u) {
     OPTISTEP_PETSC(VecCopy(g, rhs));
     OPTISTEP_PETSC(VecScale(rhs, -1.0));
     OPTISTEP_PETSC(KSPSetOperators(ksp_, H, H));
-    const double rtol = ForcingTerm(g, gnorm, cn, w);
+    // d is free until KSPSolve overwrites it: scratch for the forcing term.
+    const double rtol = ForcingTerm(g, gnorm, cn, tolerance_norm, d);
     OPTISTEP_PETSC(KSPSetTolerances(ksp_, rtol, 0.0, PETSC_DEFAULT, PETSC_DEFAULT));
     KSPConvergedReason ksp_reason;
     PetscInt ksp_its = 0;

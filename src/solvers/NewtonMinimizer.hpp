@@ -51,8 +51,9 @@ class NewtonMinimizer : public Minimizer {
  private:
   bool Converged(double gnorm, double cn_residual) const;
   /// Collective. CG relative tolerance for the Newton direction at gradient g (after
-  /// KSPSetOperators), per forcing_.
-  double ForcingTerm(Vec g, double gnorm, double cn, Vec w);
+  /// KSPSetOperators), per forcing_; tolerance_norm is the finite norm of the CN
+  /// tolerances, scratch a vector of g's layout that is overwritten.
+  double ForcingTerm(Vec g, double gnorm, double cn, double tolerance_norm, Vec scratch);
   /// Collective. Euclidean norm of w's finite entries.
   double FiniteNorm(Vec w);
   void CreateLineSearch();
