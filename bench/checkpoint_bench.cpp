@@ -129,7 +129,7 @@ int Run(const Options& o) {
 
 int main(int argc, char** argv) {
   if (PetscInitialize(&argc, &argv, nullptr, nullptr) != 0) return 3;
-  RegisterPhases();
+  StartPhaseLogging();
   int status = 0;
   try {
     status = Run(Parse(argc, argv));

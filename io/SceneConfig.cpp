@@ -307,9 +307,7 @@ std::vector<T> ParseList(const Field& list, ParseItem parse_item) {
   return out;
 }
 
-const Names kIntegrators = {"backward_euler"};
 const Names kMaterialModels = {"fixed_corotated", "stable_neo_hookean", "linear"};
-const Names kMethods = {"newton"};
 const Names kTerminations = {"characteristic_norm", "absolute"};
 const Names kForcings = {"gradient", "characteristic_norm", "preconditioned"};
 const Names kDiscretizations = {"fem", "mpm"};
@@ -338,6 +336,7 @@ constexpr double kMpmCnEpsilon = 1e-7;  // HOT (Wang et al. 2020) Sec. 7.1
 // by the gradient's when |g.d| < 1e-5 |g| |d|. With its loose CG forcing, Gast's 1e-2
 // rejects most directions of stiff or contacting MPM scenes, and the fallback crawls.
 constexpr double kMpmKappa = 1e-5;
+constexpr int kMpmWindow = 8;  // L-BFGS history, HOT (Wang et al. 2020) Sec. 7.1
 
 TimeConfig ParseTime(const Field& f) {
   const MapView m(f, {"dt", "frame_rate", "frame_dt", "frames", "end_time", "max_dt_halvings"});
@@ -564,13 +563,16 @@ MpmConfig ParseMpm(const Field& f) {
 
 SolverConfig ParseSolver(const Field& f, bool mpm) {
   const MapView m(f, {"method", "termination", "cn_epsilon", "tau", "max_iterations", "kappa",
-                      "step_clamp", "forcing_sigma", "forcing", "best_of_two_guesses"});
+                      "step_clamp", "forcing_sigma", "forcing", "best_of_two_guesses", "window",
+                      "initializer"});
   SolverConfig solver;
   if (mpm) {
     solver.cn_epsilon = kMpmCnEpsilon;
     solver.kappa = kMpmKappa;
+    solver.window = kMpmWindow;
   }
-  m.Read("method", solver.method, kMethods);
+  // The minimizer factory checks the names (solvers/MinimizerFactory.hpp).
+  m.Read("method", solver.method);
   m.Read("termination", solver.termination, kTerminations);
   m.Read("cn_epsilon", solver.cn_epsilon, kPositive);
   m.Read("tau", solver.tau, kPositive);
@@ -583,6 +585,8 @@ SolverConfig ParseSolver(const Field& f, bool mpm) {
     solver.forcing = mpm ? "preconditioned"
                          : solver.termination == "absolute" ? "gradient" : "characteristic_norm";
   m.Read("best_of_two_guesses", solver.best_of_two_guesses);
+  m.Read("window", solver.window, kPositiveInteger);
+  m.Read("initializer", solver.initializer);
   return solver;
 }
 
@@ -605,7 +609,8 @@ SceneConfig ParseScene(const Field& root, const std::string& path) {
   scene.name = fs::path(path).stem().string();
   m.Read("name", scene.name);
   m.Read("gravity", scene.gravity);
-  m.Read("integrator", scene.integrator, kIntegrators);
+  // The integrator factory checks the name (integrators/IntegratorFactory.hpp).
+  m.Read("integrator", scene.integrator);
   m.Read("discretization", scene.discretization, kDiscretizations);
   const bool mpm = scene.discretization == "mpm";
   MpmOnlyKeys(mpm, m, {"mpm"});

@@ -163,9 +163,11 @@ struct TimeConfig {
   int max_dt_halvings = 8; ///< retries of a failed step with dt halved
 };
 
-/// Per-step minimizer settings (Gast et al. 2015 Sec. 3.1; Li et al. 2019).
+/// Per-step minimizer settings (Gast et al. 2015 Sec. 3.1; Li et al. 2019; Wang et al.
+/// 2020). These are the defaults of the minimizer's options (-newton_*, -lbfgs_*; README
+/// "Solver options"), which override them.
 struct SolverConfig {
-  std::string method = "newton";
+  std::string method = "newton";  ///< newton | lbfgs (src/solvers/MinimizerFactory.hpp)
   /// Termination: "characteristic_norm" (default) or "absolute" (Gast's tau).
   std::string termination = "characteristic_norm";
   /// Characteristic-norm epsilon. When the scene does not give it: 1e-5 for FEM (DOT, Li
@@ -184,6 +186,12 @@ struct SolverConfig {
   /// "characteristic_norm" for FEM with CN termination, "gradient" with "absolute".
   std::string forcing;
   bool best_of_two_guesses = true;
+  /// L-BFGS history size m: 5 for FEM (DOT's code), 8 for MPM (HOT, Wang et al. 2020, Sec.
+  /// 7.1) when the scene does not give it.
+  int window = 5;
+  /// L-BFGS initial inverse Hessian: lagged_hessian (LBFGS-H) | jacobi | identity
+  /// (src/solvers/Initializer.hpp).
+  std::string initializer = "lagged_hessian";
 };
 
 /// Lagged Rayleigh damping (Gast Sec. 4.2): stiffness-proportional coefficient beta (s).

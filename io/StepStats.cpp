@@ -26,7 +26,7 @@ std::string RowsUpToStep(const std::string& path, long last_step) {
 
 StepStats::StepStats(MPI_Comm comm, const std::string& csv_path, bool print,
                      std::vector<std::string> extra_columns, long resume_after_step)
-    : comm_(comm), print_(print), extra_columns_(std::move(extra_columns)) {
+    : comm_(comm), print_(print), extra_columns_(std::move(extra_columns)), phases_(PhasesByName()) {
   int rank = 0;
   MPI_Comm_rank(comm_, &rank);
   std::string error;
@@ -46,11 +46,10 @@ StepStats::StepStats(MPI_Comm comm, const std::string& csv_path, bool print,
       error = csv_path + ": cannot be written";
     } else {
       std::fprintf(csv_,
-                   "step,t,dt,halvings,newton_iterations,cg_iterations,cn_residual,energy,"
-                   "gradient_norm,wall_s");
-      for (int p = 0; p < static_cast<int>(Phase::kCount); ++p)
-        std::fprintf(csv_, ",t_%s", PhaseName(static_cast<Phase>(p)));
+                   "step,t,dt,halvings,method,outer_iterations,inner_iterations,"
+                   "initializer_applications,cn_residual,energy,gradient_norm,wall_s");
       for (const auto& column : extra_columns_) std::fprintf(csv_, ",%s", column.c_str());
+      for (const int p : phases_) std::fprintf(csv_, ",t_%s", PhaseName(p).c_str());
       std::fprintf(csv_, "\n");
       std::fflush(csv_);
     }
@@ -63,31 +62,32 @@ StepStats::~StepStats() {
   if (csv_) std::fclose(csv_);
 }
 
-void StepStats::Record(const StepRecord& r) {
-  constexpr int kPhases = static_cast<int>(Phase::kCount);
-  std::vector<double> local(kPhases), max(kPhases);
-  for (int p = 0; p < kPhases; ++p) local[p] = PhaseSeconds(static_cast<Phase>(p));
-  MPI_Reduce(local.data(), max.data(), kPhases, MPI_DOUBLE, MPI_MAX, 0, comm_);
+void StepStats::Record(const StepRow& r) {
+  const int n_phases = static_cast<int>(phases_.size());
+  std::vector<double> local(n_phases), max(n_phases);
+  for (int k = 0; k < n_phases; ++k) local[k] = PhaseSeconds(phases_[k]);
+  MPI_Reduce(local.data(), max.data(), n_phases, MPI_DOUBLE, MPI_MAX, 0, comm_);
   ResetPhaseTimes();
   int rank = 0;
   MPI_Comm_rank(comm_, &rank);
   if (rank != 0) return;
   if (print_) {
-    std::printf("step %6ld  t %.6f  dt %.4e  newton %3d  cg %5d  cn %.2e  E %+.8e  %.3f s",
-                r.step, r.t, r.dt, r.solve.iterations, r.solve.linear_iterations,
-                r.solve.cn_residual, r.solve.energy, r.wall);
+    std::printf("step %6ld  t %.6f  dt %.4e  %s %3d  inner %5d", r.step, r.t, r.dt,
+                r.method.c_str(), r.outer_iterations, r.inner_iterations);
+    if (r.initializer_applications > 0) std::printf("  init %3d", r.initializer_applications);
+    std::printf("  cn %.2e  E %+.8e  %.3f s", r.cn_residual, r.energy, r.wall);
     for (size_t k = 0; k < extra_columns_.size() && k < r.extra.size(); ++k)
       std::printf("  %s %g", extra_columns_[k].c_str(), r.extra[k]);
     std::printf("%s\n", r.halvings > 0 ? "  (dt halved)" : "");
     std::fflush(stdout);
   }
   if (csv_) {
-    std::fprintf(csv_, "%ld,%.17g,%.17g,%d,%d,%d,%.6e,%.17g,%.6e,%.6f", r.step, r.t, r.dt,
-                 r.halvings, r.solve.iterations, r.solve.linear_iterations, r.solve.cn_residual,
-                 r.solve.energy, r.solve.gradient_norm, r.wall);
-    for (int p = 0; p < kPhases; ++p) std::fprintf(csv_, ",%.6f", max[p]);
+    std::fprintf(csv_, "%ld,%.17g,%.17g,%d,%s,%d,%d,%d,%.6e,%.17g,%.6e,%.6f", r.step, r.t, r.dt,
+                 r.halvings, r.method.c_str(), r.outer_iterations, r.inner_iterations,
+                 r.initializer_applications, r.cn_residual, r.energy, r.gradient_norm, r.wall);
     for (size_t k = 0; k < extra_columns_.size(); ++k)
       std::fprintf(csv_, ",%.10g", k < r.extra.size() ? r.extra[k] : 0.0);
+    for (int k = 0; k < n_phases; ++k) std::fprintf(csv_, ",%.6f", max[k]);
     std::fprintf(csv_, "\n");
     std::fflush(csv_);
   }

@@ -11,6 +11,7 @@
 #include "TestUtil.hpp"
 #include "app/FemSimulation.hpp"
 #include "core/Error.hpp"
+#include "fem/FemIncrementalPotential.hpp"
 
 namespace optistep {
 namespace {
@@ -49,8 +50,8 @@ collision_objects:
 damping: {stiffness_beta: 0.01}
 )");
   FemSimulation sim(PETSC_COMM_WORLD, scene);
-  FemIncrementalPotential& potential = sim.integrator().potential();
-  Vec x = sim.integrator().positions(), v = sim.integrator().velocities();
+  FemIncrementalPotential potential(sim.model(), scene.damping.stiffness_beta);
+  Vec x = sim.positions(), v = sim.velocities();
   potential.BeginStep(x, v, 0.02, 0.02);
 
   // A deformed, partly penetrating state: x + random displacement of 5% of the size.

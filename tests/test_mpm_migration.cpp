@@ -4,7 +4,7 @@
 // every particle must follow x_p(t) = x_p(0) + v_0 t with its own id, each id 0..N-1 must
 // live on exactly one rank, and mass and momentum must stay what they were at the start.
 // A low repartition threshold makes METIS repartition during the run; the stats rows
-// (MpmSimulation::ExtraColumns) and the owners of the ids show that migrations and
+// (MpmBackwardEuler::BalanceColumns) and the owners of the ids show that migrations and
 // repartitions really happened.
 #include <gtest/gtest.h>
 
@@ -19,6 +19,7 @@
 #include "TestScenes.hpp"
 #include "TestUtil.hpp"
 #include "app/MpmSimulation.hpp"
+#include "integrators/MpmBackwardEuler.hpp"
 #include "io/StepStats.hpp"
 #include "partition/Exchange.hpp"
 
@@ -92,7 +93,7 @@ solver: {cn_epsilon: 1.0e-10}
   const std::string csv = dir + "/stats.csv";
   long long owner_changes = 0, count = 0, lost_or_doubled = 0;
   {
-    StepStats stats(PETSC_COMM_WORLD, csv, false, MpmSimulation::ExtraColumns());
+    StepStats stats(PETSC_COMM_WORLD, csv, false, MpmBackwardEuler::BalanceColumns());
     std::vector<int> before = OwnerOfId(sim.domain(), n, &count);
     for (int f = 0; f < scene.time.frames; ++f) {
       sim.AdvanceFrame(&stats);

@@ -90,7 +90,7 @@ class MpmPotentialTest : public ::testing::Test {
   std::unique_ptr<MpmIncrementalPotential> Potential(bool matrix_free) {
     return std::make_unique<MpmIncrementalPotential>(*domain_, *step_, materials_, plasticity_,
                                                      constraints_, kDt, Vec3(0.0, -9.81, 0.0),
-                                                     1e-7, matrix_free);
+                                                     matrix_free);
   }
 
   /// A random vector of the step's layout, scaled by `scale`; with `admissible`, zero on

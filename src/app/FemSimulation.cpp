@@ -7,20 +7,19 @@
 #include "core/Error.hpp"
 #include "core/Phases.hpp"
 #include "model/SceneMesh.hpp"
-#include "solvers/NewtonMinimizer.hpp"
+#include "integrators/IntegratorFactory.hpp"
 
 namespace optistep {
 
 FemSimulation::FemSimulation(MPI_Comm comm, const SceneConfig& scene)
     : Simulation(comm, scene) {
-  ScopedPhase phase(Phase::kSetup);
+  ScopedPhase phase(kSetupPhase);
   DistributedTetMesh mesh = LoadDistributedMesh(comm_, scene_, &quality_);
   model_ = std::make_unique<FemModel>(scene_, std::move(mesh));
-  if (scene_.solver.method != "newton")
-    throw InputError(scene_.path + ": solver.method: '" + scene_.solver.method +
-                     "' is not available for FEM scenes (available: newton)");
-  minimizer_ = std::make_unique<NewtonMinimizer>(comm_, scene_.solver);
-  integrator_ = std::make_unique<BackwardEulerIntegrator>(*model_, *minimizer_);
+  x_ = model_->CreateNodeVector();
+  OPTISTEP_PETSC(VecDuplicate(x_, &v_));
+  model_->InitialState(x_, v_);
+  SetIntegrator(CreateFemIntegrator(scene_, *model_, x_, v_));
   const DistributedTetMesh& m = model_->mesh();
   node_order_ = std::make_unique<NaturalOrdering>(
       comm_, std::vector<PetscInt>(m.node_original_id.begin(), m.node_original_id.begin() + m.n_owned),
@@ -31,7 +30,12 @@ FemSimulation::FemSimulation(MPI_Comm comm, const SceneConfig& scene)
   tet_order_ = std::make_unique<NaturalOrdering>(comm_, counted_ids, m.n_global_tets, 1);
 }
 
-FemSimulation::~FemSimulation() = default;
+FemSimulation::~FemSimulation() {
+  // The integrator refers to x_ and v_: it goes first.
+  integrator_.reset();
+  VecDestroy(&x_);
+  VecDestroy(&v_);
+}
 
 void FemSimulation::StartFrames() {
   // Topology in original node ids, natural tet order.
@@ -54,28 +58,12 @@ void FemSimulation::StartFrames() {
   frames_->SetTetMesh(topology, m.n_global_nodes);
 }
 
-int FemSimulation::StepsPerFrame() const {
-  return static_cast<int>(std::ceil(scene_.time.frame_dt / scene_.time.dt - 1e-9));
-}
-
-void FemSimulation::AdvanceStep(StepStats* stats) {
-  const int n_steps = StepsPerFrame();
-  integrator_->Advance(scene_.time.frame_dt / n_steps, [&](const StepRecord& record) {
-    if (stats) stats->Record(record);
-  });
-  if (++frame_step_ == n_steps) {
-    frame_step_ = 0;
-    ++frame_;
-  }
-}
-
 int64_t FemSimulation::FramePoints() const { return model_->mesh().n_global_nodes; }
 
 int64_t FemSimulation::FrameCells() const { return model_->mesh().n_global_tets; }
 
 void FemSimulation::SaveState(CheckpointWriter& out) {
-  const std::pair<const char*, Vec> fields[] = {{"/fem/x", integrator_->positions()},
-                                                {"/fem/v", integrator_->velocities()}};
+  const std::pair<const char*, Vec> fields[] = {{"/fem/x", x_}, {"/fem/v", v_}};
   for (const auto& [name, vec] : fields) {
     const PetscScalar* a = nullptr;
     OPTISTEP_PETSC(VecGetArrayRead(vec, &a));
@@ -83,7 +71,7 @@ void FemSimulation::SaveState(CheckpointWriter& out) {
     OPTISTEP_PETSC(VecRestoreArrayRead(vec, &a));
     out.Write(name, natural);
   }
-  out.WriteAttribute("frame_step", int64_t{frame_step_});
+  out.WriteAttribute("frame_step", int64_t{controller_->frame_step()});
 }
 
 void FemSimulation::LoadState(const CheckpointReader& in) {
@@ -96,21 +84,30 @@ void FemSimulation::LoadState(const CheckpointReader& in) {
   std::vector<double> x = in.Read<double>("/fem/x", rows);
   std::vector<double> v = in.Read<double>("/fem/v", rows);
   const int64_t frame_step = in.Attribute<int64_t>("frame_step");
-  if (frame_step < 0 || frame_step >= StepsPerFrame())
+  const int steps_per_frame = controller_->StepsPerFrame();
+  if (frame_step < 0 || frame_step >= steps_per_frame)
     throw InputError(in.path() + ": frame_step " + std::to_string(frame_step) +
-                     " is not a step of the " + std::to_string(StepsPerFrame()) +
+                     " is not a step of the " + std::to_string(steps_per_frame) +
                      " steps per frame of " + scene_.path);
   std::vector<double> x_owned(3 * model_->mesh().n_owned), v_owned(x_owned.size());
   node_order_->FromNatural(x.data(), x_owned.data());
   node_order_->FromNatural(v.data(), v_owned.data());
-  integrator_->SetState(x_owned.data(), v_owned.data(), in.header().time, in.header().step);
-  frame_step_ = static_cast<int>(frame_step);
+  for (auto [target, values] : {std::pair<Vec, const double*>{x_, x_owned.data()}, {v_, v_owned.data()}}) {
+    PetscScalar* a = nullptr;
+    OPTISTEP_PETSC(VecGetArray(target, &a));
+    std::copy(values, values + x_owned.size(), a);
+    OPTISTEP_PETSC(VecRestoreArray(target, &a));
+    OPTISTEP_PETSC(VecGhostUpdateBegin(target, INSERT_VALUES, SCATTER_FORWARD));
+    OPTISTEP_PETSC(VecGhostUpdateEnd(target, INSERT_VALUES, SCATTER_FORWARD));
+  }
+  integrator_->SetClock(in.header().time, static_cast<long>(in.header().step));
+  controller_->set_frame_step(static_cast<int>(frame_step));
 }
 
 void FemSimulation::WriteFrame() {
-  ScopedPhase phase(Phase::kOutput);
+  ScopedPhase phase(kOutputPhase);
   std::vector<double> J, von_mises;
-  integrator_->potential().TetDiagnostics(integrator_->positions(), &J, &von_mises);
+  model_->TetDiagnostics(x_, &J, &von_mises);
   std::vector<double> owner(J.size());
   int rank = 0;
   MPI_Comm_rank(comm_, &rank);
@@ -118,8 +115,8 @@ void FemSimulation::WriteFrame() {
 
   const PetscScalar* xa = nullptr;
   const PetscScalar* va = nullptr;
-  OPTISTEP_PETSC(VecGetArrayRead(integrator_->positions(), &xa));
-  OPTISTEP_PETSC(VecGetArrayRead(integrator_->velocities(), &va));
+  OPTISTEP_PETSC(VecGetArrayRead(x_, &xa));
+  OPTISTEP_PETSC(VecGetArrayRead(v_, &va));
   // Each ToNatural result stays valid until that ordering's next call, so node fields
   // are copied out before the second one is made.
   const DistributedArray<double> positions = node_order_->ToNatural(xa);
@@ -127,8 +124,8 @@ void FemSimulation::WriteFrame() {
   DistributedArray<double> x_view = positions;
   x_view.data = x_natural.data();
   const DistributedArray<double> velocities = node_order_->ToNatural(va);
-  OPTISTEP_PETSC(VecRestoreArrayRead(integrator_->positions(), &xa));
-  OPTISTEP_PETSC(VecRestoreArrayRead(integrator_->velocities(), &va));
+  OPTISTEP_PETSC(VecRestoreArrayRead(x_, &xa));
+  OPTISTEP_PETSC(VecRestoreArrayRead(v_, &va));
 
   std::vector<std::vector<double>> cell_data;
   std::vector<XdmfTimeSeries::Field> fields;
@@ -143,7 +140,7 @@ void FemSimulation::WriteFrame() {
     view.data = cell_data.back().data();
     fields.push_back({name, true, view});
   }
-  frames_->WriteFrame(frame_, integrator_->time(), x_view, fields);
+  frames_->WriteFrame(frame_, time(), x_view, fields);
 }
 
 std::vector<double> FemSimulation::Gather(Vec v) {
@@ -163,8 +160,8 @@ std::vector<double> FemSimulation::Gather(Vec v) {
   return all;
 }
 
-std::vector<double> FemSimulation::GatherPositions() { return Gather(integrator_->positions()); }
+std::vector<double> FemSimulation::GatherPositions() { return Gather(x_); }
 
-std::vector<double> FemSimulation::GatherVelocities() { return Gather(integrator_->velocities()); }
+std::vector<double> FemSimulation::GatherVelocities() { return Gather(v_); }
 
 }  // namespace optistep

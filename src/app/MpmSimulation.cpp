@@ -8,15 +8,13 @@
 
 #include "core/Error.hpp"
 #include "core/Phases.hpp"
-#include "integrators/BackwardEulerIntegrator.hpp"
+#include "integrators/IntegratorFactory.hpp"
 #include "io/TetMesh.hpp"
-#include "mpm/MpmIncrementalPotential.hpp"
 #include "mpm/Sampling.hpp"
 #include "mpm/Shapes.hpp"
 #include "mpm/SurfaceMesh.hpp"
 #include "partition/Exchange.hpp"
 #include "partition/NaturalOrdering.hpp"
-#include "solvers/NewtonMinimizer.hpp"
 
 namespace optistep {
 namespace {
@@ -94,176 +92,24 @@ Particles SampleScene(const SceneConfig& scene) {
 
 }  // namespace
 
-std::vector<std::string> MpmSimulation::ExtraColumns() {
-  return {"particles", "imbalance", "migrated", "repartitioned"};
-}
-
-MpmSimulation::MpmSimulation(MPI_Comm comm, const SceneConfig& scene) : Simulation(comm, scene) {
-  ScopedPhase phase(Phase::kSetup);
-  for (std::size_t b = 0; b < scene_.bodies.size(); ++b) {
-    const MaterialConfig& m = scene_.bodies[b].material;
-    owned_materials_.push_back(MakeMaterial(m.model, LameParameters::FromYoungPoisson(m.E, m.nu)));
-    materials_.push_back(owned_materials_.back().get());
-    mpm::PlasticityParameters p;
-    p.model = mpm::PlasticityModelFromName(m.plasticity.model);
-    p.theta_c = m.plasticity.theta_c;
-    p.theta_s = m.plasticity.theta_s;
-    p.xi = m.plasticity.hardening;
-    p.tau_Y = m.plasticity.yield_stress;
-    p.Validate(scene_.path + ": bodies[" + std::to_string(b) + "].material.plasticity");
-    plasticity_.push_back(p);
-  }
-  for (const auto& c : scene_.collision_objects) objects_.emplace_back(c);
-  if (scene_.solver.method != "newton")
-    throw InputError(scene_.path + ": solver.method: '" + scene_.solver.method +
-                     "' is not available for MPM scenes (available: newton)");
-
+MpmSimulation::MpmSimulation(MPI_Comm comm, const SceneConfig& scene)
+    : Simulation(comm, scene), model_(scene_) {
+  ScopedPhase phase(kSetupPhase);
   Particles all;
   ReadOnRankZero(comm_, [&] { all = SampleScene(scene_); });
   domain_ = std::make_unique<mpm::MpmDomain>(comm_, scene_.mpm.dx, scene_.mpm.repartition_threshold);
   domain_->Distribute(std::move(all));
   n_particles_ = domain_->GlobalParticleCount();
-  // CG preconditioned by the inverse 3x3 diagonal blocks, as HOT's PN-PCG (reference
-  // code, -Ainv 1).
-  minimizer_ = std::make_unique<NewtonMinimizer>(comm_, scene_.solver, PCPBJACOBI);
+  SetIntegrator(CreateMpmIntegrator(scene_, *domain_, model_));
 }
 
-MpmSimulation::~MpmSimulation() = default;
-
-double MpmSimulation::CflStep() const {
-  const Particles& p = domain_->particles();
-  double v_max = 0.0;
-  for (std::size_t k = 0; k < domain_->n_owned(); ++k) {
-    v_max = std::max(v_max, p.v[k].norm());
-    // Moving objects near the particle count too (HOT Sec. 7.1: v_max includes them).
-    for (const auto& o : objects_) {
-      if (!o.moving()) continue;
-      Vec3 n;
-      if (o.SignedDistance(p.x[k], t_, &n) < 2.0 * scene_.mpm.dx)
-        v_max = std::max(v_max, o.Velocity(p.x[k], t_).norm());
-    }
-  }
-  MPI_Allreduce(MPI_IN_PLACE, &v_max, 1, MPI_DOUBLE, MPI_MAX, comm_);
-  return v_max > 0.0 ? scene_.mpm.cfl * scene_.mpm.dx / v_max : INFINITY;
-}
-
-bool MpmSimulation::TryStep(double dt, StepRecord* record) {
-  domain_->ExchangeHalo();
-  mpm::StepGrid step(scene_.mpm.dx);
-  domain_->BuildStepGrid(&step);
-
-  // Grid-node constraints from the collision objects (the first object holding a node
-  // wins). Ghost nodes are classified too, identically to their owners.
-  std::vector<mpm::NodeConstraint> constraints(step.grid.NodeCount());
-  for (int i = 0; i < step.grid.NodeCount(); ++i) {
-    if (step.local_form[i] < 0) continue;
-    const Vec3 x = mpm::NodePosition(step.grid.Node(i), scene_.mpm.dx);
-    const Vec3 v(step.grid.v[3 * i], step.grid.v[3 * i + 1], step.grid.v[3 * i + 2]);
-    for (const auto& o : objects_) {
-      Vec3 n;
-      if (o.SignedDistance(x, t_, &n) > 0.0) continue;
-      mpm::NodeConstraint& c = constraints[i];
-      c.velocity = o.Velocity(x, t_ + 0.5 * dt);
-      c.friction = o.friction();
-      if (o.sticky()) {
-        c.kind = mpm::NodeConstraint::Kind::kSticky;
-      } else {
-        // Slip only while approaching, judged by the velocity gravity alone would give at
-        // the end of the step: a body resting on the object has grid velocities near zero
-        // and must still be held, or it sinks by about dt^2 |g| per step.
-        const double approach = -n.dot(v + dt * scene_.gravity - c.velocity);
-        if (approach > 0.0) {
-          c.kind = mpm::NodeConstraint::Kind::kSlip;
-          c.normal = n;
-          c.approach_speed = approach;
-        }
-      }
-      break;
-    }
-  }
-  mpm::MpmIncrementalPotential potential(*domain_, step, materials_, plasticity_,
-                                         std::move(constraints), dt, scene_.gravity,
-                                         scene_.solver.cn_epsilon, scene_.mpm.matrix_free);
-  Vec dv = potential.CreateVector(), guess = nullptr;
-  OPTISTEP_PETSC(VecDuplicate(dv, &guess));
-  potential.InitialGuess(dv, false);
-  if (scene_.solver.best_of_two_guesses) {
-    potential.InitialGuess(guess, true);
-    if (potential.Energy(guess) < potential.Energy(dv)) OPTISTEP_PETSC(VecCopy(guess, dv));
-  }
-  record->solve = minimizer_->Minimize(potential, dv);
-  bool ok = record->solve.converged;
-  if (ok) {
-    std::vector<double> v_new;
-    potential.NewGridVelocities(dv, &v_new);
-    Particles& particles = domain_->particles();
-    mpm::G2P(step.cache, step.grid, v_new.data(), scene_.mpm.flip, &particles);
-    mpm::UpdateDeformationGradients(step.cache, dt, v_new.data(), &particles);
-    mpm::ApplyReturnMapping(materials_, plasticity_, &particles);
-    domain_->DropHalo();
-    bool finite = true;
-    for (std::size_t p = 0; p < domain_->n_owned(); ++p) {
-      particles.x[p] += dt * particles.v[p];
-      finite &= particles.x[p].allFinite() && particles.F[p].allFinite();
-    }
-    int all_finite = finite ? 1 : 0;
-    MPI_Allreduce(MPI_IN_PLACE, &all_finite, 1, MPI_INT, MPI_MIN, comm_);
-    if (!all_finite) throw StepFailure("NaN in the particle state after the step at t = " + std::to_string(t_));
-    balance_ = domain_->Rebalance();
-    t_ += dt;
-    ++steps_;
-  } else {
-    domain_->DropHalo();
-  }
-  VecDestroy(&dv);
-  VecDestroy(&guess);
-  return ok;
-}
-
-void MpmSimulation::Advance(double dt, int depth, double start_wall, StepStats* stats) {
-  StepRecord record;
-  if (TryStep(dt, &record)) {
-    record.step = steps_;
-    record.t = t_;
-    record.dt = dt;
-    record.halvings = depth;
-    record.wall = MPI_Wtime() - start_wall;
-    const long long most = *std::max_element(balance_.particles_per_rank.begin(),
-                                             balance_.particles_per_rank.end());
-    record.extra = {static_cast<double>(most), balance_.imbalance,
-                    static_cast<double>(balance_.migrated), balance_.repartitioned ? 1.0 : 0.0};
-    if (stats) stats->Record(record);
-    return;
-  }
-  if (depth >= scene_.time.max_dt_halvings) {
-    std::ostringstream msg;
-    msg << "MPM step at t = " << t_ << " s with dt = " << dt << " s failed after " << depth
-        << " halvings of dt: " << record.solve.reason;
-    throw StepFailure(msg.str());
-  }
-  PetscPrintf(comm_, "  step at t = %g s, dt = %g s failed (%s); retrying with dt/2\n", t_, dt,
-              record.solve.reason.c_str());
-  Advance(0.5 * dt, depth + 1, start_wall, stats);
-  Advance(0.5 * dt, depth + 1, MPI_Wtime(), stats);
-}
-
-void MpmSimulation::AdvanceStep(StepStats* stats) {
-  const double frame_end = (frame_ + 1) * scene_.time.frame_dt;
-  // The rest of the frame in equal steps no longer than the CFL (and requested) step:
-  // a full step and a short remainder would cost more, since the solve's work grows
-  // with dt.
-  const double rest = frame_end - t_;
-  const double dt_max = std::min(scene_.time.dt, CflStep());
-  const double steps = std::max(1.0, std::ceil(rest / dt_max - 1e-9));
-  Advance(rest / steps, 0, MPI_Wtime(), stats);
-  if (t_ >= frame_end - 1e-12 * scene_.time.frame_dt) {
-    t_ = frame_end;  // steps end on the frame boundary; remove round-off drift
-    ++frame_;
-  }
+MpmSimulation::~MpmSimulation() {
+  // The integrator refers to domain_ and model_: it goes first.
+  integrator_.reset();
 }
 
 void MpmSimulation::WriteFrame() {
-  ScopedPhase phase(Phase::kOutput);
+  ScopedPhase phase(kOutputPhase);
   const Particles& p = domain_->particles();
   const std::size_t n = domain_->n_owned();
   std::vector<PetscInt> ids(n);
@@ -296,7 +142,7 @@ void MpmSimulation::WriteFrame() {
   fields.push_back({"plastic_strain", false, copy(scalars.ToNatural(strain.data()), &keep[3])});
   fields.push_back({"material", false, copy(scalars.ToNatural(material.data()), &keep[4])});
   fields.push_back({"rank", false, copy(scalars.ToNatural(owner.data()), &keep[5])});
-  frames_->WriteFrame(frame_, t_, positions, fields);
+  frames_->WriteFrame(frame_, time(), positions, fields);
 }
 
 void MpmSimulation::GatherParticles(std::vector<double>* x, std::vector<double>* v,
@@ -508,8 +354,7 @@ void MpmSimulation::LoadState(const CheckpointReader& in) {
       for (int d = 0; d < 3; ++d) blocks[b][d] = static_cast<int>(coordinates[3 * b + d]);
     domain_->Restore(std::move(owned), blocks, std::vector<int>(block_owner.begin(), block_owner.end()));
   }
-  t_ = in.header().time;
-  steps_ = static_cast<long>(in.header().step);
+  integrator_->SetClock(in.header().time, static_cast<long>(in.header().step));
 }
 
 }  // namespace optistep

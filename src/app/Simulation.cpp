@@ -17,6 +17,18 @@ bool Simulation::IsOutputFrame(int frame) const {
   return frame % scene_.output.every == 0 || frame == scene_.time.frames;
 }
 
+void Simulation::SetIntegrator(std::unique_ptr<Integrator> integrator) {
+  integrator_ = std::move(integrator);
+  controller_ = std::make_unique<StepController>(comm_, scene_.time, *integrator_);
+}
+
+void Simulation::AdvanceStep(StepStats* stats) {
+  const bool frame_done = controller_->AdvanceStep(frame_, [&](const StepRecord& record) {
+    if (stats) stats->Record(ToStepRow(record));
+  });
+  if (frame_done) ++frame_;
+}
+
 void Simulation::AdvanceFrame(StepStats* stats) {
   const int next = frame_ + 1;
   while (frame_ < next) AdvanceStep(stats);
@@ -31,13 +43,13 @@ RunOutcome Simulation::Run(const RunOptions& options) {
     frames_ = OpenRunOutput(comm_, scene_);
     StartFrames();
     stats = std::make_unique<StepStats>(comm_, scene_.output.directory + "/stats.csv",
-                                        options.print, StatsColumns(), resumed_step);
+                                        options.print, integrator_->StatsColumns(), resumed_step);
     if (resumed_step >= 0)
       ReseedFrames();
     else
       WriteFrame();
   } else {
-    stats = std::make_unique<StepStats>(comm_, "", options.print, StatsColumns());
+    stats = std::make_unique<StepStats>(comm_, "", options.print, integrator_->StatsColumns());
   }
   CheckpointSchedule schedule(comm_, scene_.output, steps());
   while (frame_ < scene_.time.frames) {
@@ -82,7 +94,7 @@ void Simulation::ReseedFrames() {
 }
 
 std::string Simulation::WriteCheckpoint() {
-  ScopedPhase phase(Phase::kCheckpoint);
+  ScopedPhase phase(kCheckpointPhase);
   int size = 1;
   MPI_Comm_size(comm_, &size);
   CheckpointHeader header;
@@ -100,7 +112,7 @@ std::string Simulation::WriteCheckpoint() {
 }
 
 CheckpointHeader Simulation::Restart(const std::string& spec, bool allow_scene_change) {
-  ScopedPhase phase(Phase::kCheckpoint);
+  ScopedPhase phase(kCheckpointPhase);
   const std::string hash = SceneHash(scene_.text);
   std::string loaded;
   const CheckpointHeader header = LoadCheckpoint(

@@ -1,8 +1,9 @@
 #pragma once
-// What every run shares, whatever the discretization: the loop over steps and frames,
-// frames (XDMF + HDF5) and stats.csv, checkpoints (io/Checkpoint.hpp) on a schedule and on
-// SIGTERM/SIGUSR1 (app/CheckpointSchedule.hpp), and restart from a checkpoint. A
-// discretization (FemSimulation, MpmSimulation) supplies one step, its frame and its
+// What every run shares, whatever the discretization: the loop over steps and frames
+// (an Integrator driven by the StepController, integrators/), frames (XDMF + HDF5) and
+// stats.csv, checkpoints (io/Checkpoint.hpp) on a schedule and on SIGTERM/SIGUSR1
+// (app/CheckpointSchedule.hpp), and restart from a checkpoint. A discretization
+// (FemSimulation, MpmSimulation) supplies its state, its integrator, its frame and its
 // checkpoint datasets.
 #include <mpi.h>
 
@@ -11,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "integrators/Integrator.hpp"
+#include "integrators/StepController.hpp"
 #include "io/Checkpoint.hpp"
 #include "io/SceneConfig.hpp"
 #include "io/StepStats.hpp"
@@ -46,9 +49,9 @@ class Simulation {
   RunOutcome Run(const RunOptions& options);
   /// Collective: steps until the end of the current frame.
   void AdvanceFrame(StepStats* stats);
-  /// Collective: one step (halved and retried on failure); frame() grows by one when the
-  /// step ends a frame.
-  virtual void AdvanceStep(StepStats* stats) = 0;
+  /// Collective: one step (halved and retried on failure; StepController); frame() grows
+  /// by one when the step ends a frame.
+  void AdvanceStep(StepStats* stats);
 
   /// Collective: writes a checkpoint of the current state to
   /// <output.directory>/checkpoints and keeps the newest output.checkpoints_kept.
@@ -63,14 +66,16 @@ class Simulation {
   CheckpointHeader Restart(const std::string& spec, bool allow_scene_change);
 
   int frame() const { return frame_; }
-  virtual double time() const = 0;  ///< s
-  virtual long steps() const = 0;   ///< accepted steps so far
+  double time() const { return integrator_->time(); }  ///< s
+  long steps() const { return integrator_->steps(); }  ///< accepted steps so far
+  Integrator& integrator() { return *integrator_; }
 
  protected:
   Simulation(MPI_Comm comm, const SceneConfig& scene);
 
-  /// The discretization's own stats.csv columns (StepRecord::extra).
-  virtual std::vector<std::string> StatsColumns() const { return {}; }
+  /// Collective: installs the integrator (the discretization's, by the scene's
+  /// integrator key) and its step controller. Called once by the constructor.
+  void SetIntegrator(std::unique_ptr<Integrator> integrator);
   /// Called once frames_ exists, before any frame is written (a mesh's topology).
   virtual void StartFrames() {}
   /// Collective: writes frame frame_ to frames_.
@@ -88,6 +93,8 @@ class Simulation {
   SceneConfig scene_;
   std::unique_ptr<XdmfTimeSeries> frames_;
   int frame_ = 0;
+  std::unique_ptr<Integrator> integrator_;
+  std::unique_ptr<StepController> controller_;
 
  private:
   /// Lists the frame files up to frame_ that the output rule wrote and that are on disk.

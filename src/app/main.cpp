@@ -35,29 +35,29 @@ void PrintSummary(MPI_Comm comm, const SceneConfig& scene, FemSimulation& sim) {
   PetscPrintf(comm,
               "optistep %s: scene '%s' (%s) on %d rank%s\n"
               "  %zu bod%s, %ld nodes, %ld tets, %ld Dirichlet nodes, total mass %.6g kg\n"
-              "  dt %.6g s, frame dt %.6g s, %d frames, minimizer %s, termination %s\n"
+              "  dt %.6g s, frame dt %.6g s, %d frames, integrator %s\n"
               "  partition: edge cut %lld, node imbalance %.3f, ghost ratio %.3f\n",
               OPTISTEP_VERSION, scene.name.c_str(), scene.path.c_str(), size,
               size == 1 ? "" : "s", scene.bodies.size(), scene.bodies.size() == 1 ? "y" : "ies",
               static_cast<long>(m.n_global_nodes), static_cast<long>(m.n_global_tets),
               static_cast<long>(sim.model().ConstrainedCount()), sim.model().TotalMass(),
               scene.time.dt, scene.time.frame_dt, scene.time.frames,
-              scene.solver.method.c_str(), scene.solver.termination.c_str(),
+              sim.integrator().Describe().c_str(),
               static_cast<long long>(q.edge_cut), q.node_imbalance, q.ghost_ratio);
 }
 
-void PrintSummary(MPI_Comm comm, const SceneConfig& scene, const MpmSimulation& sim) {
+void PrintSummary(MPI_Comm comm, const SceneConfig& scene, MpmSimulation& sim) {
   int size = 1;
   MPI_Comm_size(comm, &size);
   PetscPrintf(comm,
               "optistep %s: MPM scene '%s' (%s) on %d rank%s\n"
               "  %zu bod%s, %lld particles, dx %.6g m, %d particles per cell\n"
-              "  frame dt %.6g s, %d frames, CFL %.3g, minimizer %s%s, CN epsilon %.3g\n",
+              "  frame dt %.6g s, %d frames, CFL %.3g, integrator %s%s\n",
               OPTISTEP_VERSION, scene.name.c_str(), scene.path.c_str(), size, size == 1 ? "" : "s",
               scene.bodies.size(), scene.bodies.size() == 1 ? "y" : "ies", sim.particle_count(),
               scene.mpm.dx, scene.mpm.ppc, scene.time.frame_dt, scene.time.frames, scene.mpm.cfl,
-              scene.solver.method.c_str(), scene.mpm.matrix_free ? " (matrix-free)" : "",
-              scene.solver.cn_epsilon);
+              sim.integrator().Describe().c_str(),
+              scene.mpm.matrix_free ? " (matrix-free Hessian)" : "");
 }
 
 /// `check` stops after set-up (nothing written); `run` runs every frame.
@@ -134,7 +134,7 @@ int main(int argc, char** argv) {
   int petsc_argc = static_cast<int>(petsc_argv.size()) - 1;
   char** petsc_args = petsc_argv.data();
   if (PetscInitialize(&petsc_argc, &petsc_args, nullptr, nullptr) != 0) return 3;
-  RegisterPhases();
+  StartPhaseLogging();
   int rank = 0;
   MPI_Comm_rank(PETSC_COMM_WORLD, &rank);
   int status = 0;

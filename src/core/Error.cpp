@@ -1,5 +1,7 @@
 #include "core/Error.hpp"
 
+#include <cctype>
+#include <sstream>
 #include <vector>
 
 namespace optistep {
@@ -10,6 +12,56 @@ void ThrowPetscError(PetscErrorCode ierr, const char* call, const char* file, in
   throw std::runtime_error(std::string("PETSc error ") + std::to_string(ierr) + " (" +
                            (text ? text : "unknown") + ") in " + call + " at " + file + ":" +
                            std::to_string(line));
+}
+
+namespace {
+
+/// "-name value" pairs of the options database whose names start with -prefix.
+std::vector<std::pair<std::string, std::string>> OptionsWithPrefix(const std::string& prefix) {
+  char* all = nullptr;
+  std::vector<std::pair<std::string, std::string>> found;
+  if (PetscOptionsGetAll(nullptr, &all) || !all) return found;
+  std::istringstream words(all);
+  PetscFree(all);
+  std::string word, name;
+  const std::string wanted = "-" + prefix;
+  while (words >> word) {
+    const bool is_name = word.size() > 1 && word[0] == '-' && std::isalpha(static_cast<unsigned char>(word[1]));
+    if (is_name) {
+      name = word;
+      if (name.rfind(wanted, 0) == 0) found.emplace_back(name, "");
+    } else if (!found.empty() && found.back().first == name && found.back().second.empty()) {
+      found.back().second = word;
+    }
+  }
+  return found;
+}
+
+}  // namespace
+
+void CallReadingOptions(const std::string& prefix, const std::function<PetscErrorCode()>& call) {
+  PetscPushErrorHandler(PetscReturnErrorHandler, nullptr);
+  PetscErrorCode ierr = 0;
+  try {
+    ierr = call();
+  } catch (const InputError&) {
+    PetscPopErrorHandler();
+    throw;
+  } catch (const std::runtime_error&) {  // a failed OPTISTEP_PETSC inside call
+    ierr = PETSC_ERR_ARG_WRONG;
+  }
+  PetscPopErrorHandler();
+  if (!ierr) return;
+  const char* text = nullptr;
+  char* specific = nullptr;
+  PetscErrorMessage(ierr, &text, &specific);
+  std::string message = specific && *specific ? specific : (text ? text : "PETSc error");
+  for (char& c : message)
+    if (c == '\n') c = ' ';
+  for (const auto& [name, value] : OptionsWithPrefix(prefix))
+    if (!value.empty() && message.find(value) != std::string::npos)
+      throw InputError(name + " " + value + ": " + message);
+  throw InputError("PETSc options -" + prefix + "*: " + message);
 }
 
 std::string MessageOfAnyRank(MPI_Comm comm, const std::string& message) {

@@ -9,6 +9,7 @@
 //    that may be local to one rank; main() prints it and calls MPI_Abort.
 #include <petscsys.h>
 
+#include <functional>
 #include <stdexcept>
 #include <string>
 
@@ -23,6 +24,14 @@ class InputError : public std::runtime_error {
 /// Throws std::runtime_error naming the failed PETSc call and PETSc's own message.
 [[noreturn]] void ThrowPetscError(PetscErrorCode ierr, const char* call, const char* file,
                                   int line);
+
+/// Runs call() (a PETSc object's SetFromOptions, SetType or SetUp) with PETSc's error
+/// printing off and turns a PETSc error (a non-zero return, or a failed OPTISTEP_PETSC
+/// inside call) into an InputError naming the option: the one
+/// under `prefix` whose value PETSc's message quotes (e.g. "-newton_pc_type nonsense:
+/// Unable to find requested PC type nonsense"), or else the prefix. Collective when call
+/// is.
+void CallReadingOptions(const std::string& prefix, const std::function<PetscErrorCode()>& call);
 
 /// Collective: the message of the highest rank of comm whose message is non-empty, on
 /// every rank, or "" if every rank passes "". Lets all ranks throw the same error after a

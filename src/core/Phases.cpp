@@ -2,45 +2,84 @@
 
 #include <petsclog.h>
 
-#include <string>
+#include <algorithm>
+#include <numeric>
 
 namespace optistep {
 namespace {
 
-constexpr int kPhases = static_cast<int>(Phase::kCount);
-const char* const kNames[kPhases] = {"Energy",      "Gradient",   "Hessian",  "Assembly",
-                                     "LinearSolve", "LineSearch", "Friction", "Output",
-                                     "Setup",       "Checkpoint"};
-std::array<PetscLogEvent, kPhases> g_events{};
-std::array<double, kPhases> g_seconds{};
-bool g_registered = false;
+struct Registry {
+  std::vector<std::string> names;
+  std::vector<PetscLogEvent> events;
+  std::vector<double> seconds;
+  PetscClassId class_id = 0;
+  bool logging = false;
+};
+
+/// Function-local, so phases declared at namespace scope in any translation unit find it
+/// constructed whatever the order of static initialization.
+Registry& TheRegistry() {
+  static Registry registry;
+  return registry;
+}
+
+void RegisterEvent(Registry& r, int id) {
+  PetscLogEventRegister(("Os" + r.names[id]).c_str(), r.class_id, &r.events[id]);
+}
 
 }  // namespace
 
-const char* PhaseName(Phase phase) { return kNames[static_cast<int>(phase)]; }
+const Phase kOutputPhase("Output");
+const Phase kSetupPhase("Setup");
+const Phase kCheckpointPhase("Checkpoint");
 
-void RegisterPhases() {
-  if (g_registered) return;
-  PetscClassId class_id = 0;
-  PetscClassIdRegister("optistep", &class_id);
-  for (int p = 0; p < kPhases; ++p) {
-    const std::string name = std::string("Os") + kNames[p];
-    PetscLogEventRegister(name.c_str(), class_id, &g_events[p]);
-  }
-  g_registered = true;
+Phase::Phase(const char* name) {
+  Registry& r = TheRegistry();
+  const auto found = std::find(r.names.begin(), r.names.end(), name);
+  id_ = static_cast<int>(found - r.names.begin());
+  if (found != r.names.end()) return;
+  r.names.emplace_back(name);
+  r.events.push_back(0);
+  r.seconds.push_back(0.0);
+  if (r.logging) RegisterEvent(r, id_);
 }
 
-double PhaseSeconds(Phase phase) { return g_seconds[static_cast<int>(phase)]; }
+const std::string& Phase::name() const { return TheRegistry().names[id_]; }
 
-void ResetPhaseTimes() { g_seconds.fill(0.0); }
+void StartPhaseLogging() {
+  Registry& r = TheRegistry();
+  if (r.logging) return;
+  PetscClassIdRegister("optistep", &r.class_id);
+  for (int id = 0; id < static_cast<int>(r.names.size()); ++id) RegisterEvent(r, id);
+  r.logging = true;
+}
 
-ScopedPhase::ScopedPhase(Phase phase) : phase_(phase), start_(MPI_Wtime()) {
-  if (g_registered) PetscLogEventBegin(g_events[static_cast<int>(phase_)], 0, 0, 0, 0);
+std::vector<int> PhasesByName() {
+  const Registry& r = TheRegistry();
+  std::vector<int> ids(r.names.size());
+  std::iota(ids.begin(), ids.end(), 0);
+  std::sort(ids.begin(), ids.end(), [&](int a, int b) { return r.names[a] < r.names[b]; });
+  return ids;
+}
+
+const std::string& PhaseName(int id) { return TheRegistry().names[id]; }
+
+double PhaseSeconds(int id) { return TheRegistry().seconds[id]; }
+
+void ResetPhaseTimes() {
+  auto& seconds = TheRegistry().seconds;
+  std::fill(seconds.begin(), seconds.end(), 0.0);
+}
+
+ScopedPhase::ScopedPhase(const Phase& phase) : id_(phase.id()), start_(MPI_Wtime()) {
+  const Registry& r = TheRegistry();
+  if (r.logging) PetscLogEventBegin(r.events[id_], 0, 0, 0, 0);
 }
 
 ScopedPhase::~ScopedPhase() {
-  if (g_registered) PetscLogEventEnd(g_events[static_cast<int>(phase_)], 0, 0, 0, 0);
-  g_seconds[static_cast<int>(phase_)] += MPI_Wtime() - start_;
+  Registry& r = TheRegistry();
+  if (r.logging) PetscLogEventEnd(r.events[id_], 0, 0, 0, 0);
+  r.seconds[id_] += MPI_Wtime() - start_;
 }
 
 }  // namespace optistep

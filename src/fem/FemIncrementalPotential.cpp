@@ -9,19 +9,14 @@
 #include "fem/TetElement.hpp"
 
 namespace optistep {
-namespace {
 
-std::array<Vec3, 4> TetPositions(const PetscScalar* xl, const std::array<int, 4>& t) {
-  std::array<Vec3, 4> xs;
-  for (int a = 0; a < 4; ++a) xs[a] = Vec3(xl[3 * t[a]], xl[3 * t[a] + 1], xl[3 * t[a] + 2]);
-  return xs;
-}
-
-}  // namespace
-
-FemIncrementalPotential::FemIncrementalPotential(FemModel& model, double cn_epsilon,
-                                                 double damping_beta)
-    : model_(model), cn_epsilon_(cn_epsilon), beta_(damping_beta) {
+FemIncrementalPotential::FemIncrementalPotential(FemModel& model, double damping_beta)
+    : model_(model), beta_(damping_beta) {
+  const DistributedTetMesh& mesh = model_.mesh();
+  elements_.n_owned = static_cast<int>(mesh.n_owned);
+  elements_.local_to_global = mesh.local_to_global;
+  elements_.tets = mesh.tets;
+  elements_.counted.assign(mesh.tet_counted.begin(), mesh.tet_counted.end());
   x_n_ = model_.CreateNodeVector();
   OPTISTEP_PETSC(VecDuplicate(x_n_, &x_hat_));
   OPTISTEP_PETSC(VecDuplicate(x_n_, &x_local_));
@@ -68,19 +63,13 @@ void FemIncrementalPotential::ApplyDirichlet(Vec x) const {
   OPTISTEP_PETSC(VecRestoreArray(x, &xa));
 }
 
-PetscReal FemIncrementalPotential::Energy(Vec x) {
-  ScopedPhase phase(Phase::kEnergy);
-  return Evaluate(x, nullptr);
-}
-
-void FemIncrementalPotential::Gradient(Vec x, Vec g) {
-  ScopedPhase phase(Phase::kGradient);
-  Evaluate(x, g);
-}
-
-PetscReal FemIncrementalPotential::EnergyAndGradient(Vec x, Vec g) {
-  ScopedPhase phase(Phase::kGradient);
-  return Evaluate(x, g);
+void FemIncrementalPotential::Project(Vec d) const {
+  PetscScalar* da = nullptr;
+  OPTISTEP_PETSC(VecGetArray(d, &da));
+  for (PetscInt l = 0; l < model_.mesh().n_owned; ++l)
+    if (model_.IsConstrained(static_cast<int>(l)))
+      for (int c = 0; c < 3; ++c) da[3 * l + c] = 0.0;
+  OPTISTEP_PETSC(VecRestoreArray(d, &da));
 }
 
 PetscReal FemIncrementalPotential::Evaluate(Vec x, Vec g) {
@@ -232,7 +221,7 @@ void FemIncrementalPotential::InsertRows(Mat M) {
                                        &row_cols_[row_start_[l]], &row_values_[9 * row_start_[l]],
                                        INSERT_VALUES));
   }
-  ScopedPhase phase(Phase::kAssembly);
+  ScopedPhase phase(kAssemblyPhase);
   OPTISTEP_PETSC(MatAssemblyBegin(M, MAT_FINAL_ASSEMBLY));
   OPTISTEP_PETSC(MatAssemblyEnd(M, MAT_FINAL_ASSEMBLY));
 }
@@ -240,7 +229,7 @@ void FemIncrementalPotential::InsertRows(Mat M) {
 void FemIncrementalPotential::Hessian(Vec x, Mat H) {
   const DistributedTetMesh& mesh = model_.mesh();
   {
-    ScopedPhase phase(Phase::kHessian);
+    ScopedPhase phase(kHessianPhase);
     const auto local = LoadLocal(x);
     const PetscScalar* xl = local->data();
     AccumulateElasticHessian(xl);
@@ -260,7 +249,7 @@ void FemIncrementalPotential::Hessian(Vec x, Mat H) {
   }
   InsertRows(H);
   if (beta_ > 0.0) {
-    ScopedPhase phase(Phase::kAssembly);
+    ScopedPhase phase(kAssemblyPhase);
     OPTISTEP_PETSC(MatAXPY(H, beta_ / dt_, stiffness_n_, SAME_NONZERO_PATTERN));
   }
 }
@@ -331,7 +320,7 @@ Mat FemIncrementalPotential::NewHessianMatrix() const {
   return H;
 }
 
-void FemIncrementalPotential::CharacteristicNormWeights(Vec w) {
+void FemIncrementalPotential::CharacteristicNormWeights(double epsilon, Vec w) {
   // Node-wise characteristic norm (HOT, Wang et al. 2020, Sec. 5.2, after DOT's CN,
   // Li et al. 2019): tol_i = eps * s_i * A_i with s_i the volume-weighted |dP/dF(I)|_F
   // of the tets around node i (Pa) and A_i = V_i^(2/3) its characteristic area (m^2),
@@ -355,45 +344,10 @@ void FemIncrementalPotential::CharacteristicNormWeights(Vec w) {
   for (PetscInt l = 0; l < mesh.n_owned; ++l) {
     double tol = PETSC_INFINITY;
     if (!model_.IsConstrained(static_cast<int>(l)) && volume[l] > 0.0)
-      tol = cn_epsilon_ * stiffness_volume[l] / volume[l] * std::pow(volume[l] / 4.0, 2.0 / 3.0);
+      tol = epsilon * stiffness_volume[l] / volume[l] * std::pow(volume[l] / 4.0, 2.0 / 3.0);
     for (int d = 0; d < 3; ++d) wa[3 * l + d] = tol;
   }
   OPTISTEP_PETSC(VecRestoreArray(w, &wa));
-}
-
-void FemIncrementalPotential::TetDiagnostics(Vec x, std::vector<double>* J,
-                                             std::vector<double>* von_mises) {
-  const DistributedTetMesh& mesh = model_.mesh();
-  const auto local = LoadLocal(x);
-  const PetscScalar* xl = local->data();
-  J->clear();
-  von_mises->clear();
-  for (size_t e = 0; e < mesh.tets.size(); ++e) {
-    if (!mesh.tet_counted[e]) continue;
-    const Mat3 F = DeformationGradient(TetPositions(xl, mesh.tets[e]),
-                                       model_.Beta(static_cast<int>(e)));
-    Mat3 P;
-    model_.MaterialOf(static_cast<int>(e)).PsiAndP(F, &P);
-    J->push_back(F.determinant());
-    von_mises->push_back(VonMisesStress(F, P));
-  }
-}
-
-double FemIncrementalPotential::ElasticEnergy(Vec x) {
-  const DistributedTetMesh& mesh = model_.mesh();
-  const auto local = LoadLocal(x);
-  const PetscScalar* xl = local->data();
-  double energy = 0.0;
-  for (size_t e = 0; e < mesh.tets.size(); ++e) {
-    if (!mesh.tet_counted[e]) continue;
-    const Mat3 F = DeformationGradient(TetPositions(xl, mesh.tets[e]),
-                                       model_.Beta(static_cast<int>(e)));
-    energy += model_.RestVolume(static_cast<int>(e)) *
-              model_.MaterialOf(static_cast<int>(e)).Psi(F);
-  }
-  double total = 0.0;
-  MPI_Allreduce(&energy, &total, 1, MPI_DOUBLE, MPI_SUM, model_.comm());
-  return total;
 }
 
 }  // namespace optistep

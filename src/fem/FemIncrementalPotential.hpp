@@ -20,9 +20,8 @@ namespace optistep {
 
 class FemIncrementalPotential : public IncrementalPotential {
  public:
-  /// Collective. cn_epsilon: characteristic-norm epsilon (DOT default 1e-5);
-  /// damping_beta: Rayleigh stiffness coefficient (s), 0 disables it.
-  FemIncrementalPotential(FemModel& model, double cn_epsilon, double damping_beta);
+  /// Collective. damping_beta: Rayleigh stiffness coefficient (s), 0 disables it.
+  FemIncrementalPotential(FemModel& model, double damping_beta);
   ~FemIncrementalPotential() override;
 
   /// Collective. Sets up the step from (x_n, v_n) (owned values, m and m/s) of size dt (s)
@@ -36,26 +35,22 @@ class FemIncrementalPotential : public IncrementalPotential {
   /// x_hat = x_n + dt v_n of the current step (owned values).
   Vec InertialTarget() const { return x_hat_; }
 
-  PetscReal Energy(Vec x) override;
-  void Gradient(Vec x, Vec g) override;
-  PetscReal EnergyAndGradient(Vec x, Vec g) override;
   void Hessian(Vec x, Mat H) override;
   Mat CreateHessian() override;
-  void CharacteristicNormWeights(Vec w) override;
+  /// tol_i = epsilon s_i |dP/dF(I)|-weighted, see the .cpp (HOT Sec. 5.2 after DOT).
+  void CharacteristicNormWeights(double epsilon, Vec w) override;
   PetscInt GlobalNodeCount() const override { return model_.mesh().n_global_nodes; }
+  /// Zeroes the Dirichlet rows of d.
+  void Project(Vec d) const override;
+  const ElementSets* Elements() const override { return &elements_; }
 
-  /// Rank-local, over this rank's counted tets: J = det F and the von Mises stress (Pa)
-  /// at positions x (a ghosted Vec from the model), in counted-tet order.
-  void TetDiagnostics(Vec x, std::vector<double>* J, std::vector<double>* von_mises);
-  /// Collective: elastic energy sum_e V_e Psi(F_e(x)) alone (J), for diagnostics.
-  double ElasticEnergy(Vec x);
 
  private:
   /// Copies x's owned values into the ghosted work vector and returns a view of its
   /// updated local form (owned then ghost nodes), valid while the view lives.
   std::unique_ptr<GhostedLocalView> LoadLocal(Vec x);
   /// The common pass: energy (always) and the gradient (when g is non-null).
-  PetscReal Evaluate(Vec x, Vec g);
+  PetscReal Evaluate(Vec x, Vec g) override;
   /// The Hessian's row layout (owned rows, sorted columns) and each tet's block slots.
   void BuildRowLayout();
   /// Sums the (projected) elastic blocks of all local tets into the row buffers, which
@@ -68,8 +63,8 @@ class FemIncrementalPotential : public IncrementalPotential {
   Mat NewHessianMatrix() const;
 
   FemModel& model_;
-  double cn_epsilon_;
   double beta_;
+  ElementSets elements_;
   bool project_spd_ = true;
   double dt_ = 0.0;
   double t_next_ = 0.0;

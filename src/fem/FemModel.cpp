@@ -153,4 +153,19 @@ void FemModel::InitialState(Vec x, Vec v) const {
   OPTISTEP_PETSC(VecRestoreArray(v, &va));
 }
 
+void FemModel::TetDiagnostics(Vec x, std::vector<double>* J, std::vector<double>* von_mises) const {
+  const GhostedLocalView local(x);
+  const PetscScalar* xl = local.data();
+  J->clear();
+  von_mises->clear();
+  for (size_t e = 0; e < mesh_.tets.size(); ++e) {
+    if (!mesh_.tet_counted[e]) continue;
+    const Mat3 F = DeformationGradient(TetPositions(xl, mesh_.tets[e]), beta_[e]);
+    Mat3 P;
+    MaterialOf(static_cast<int>(e)).PsiAndP(F, &P);
+    J->push_back(F.determinant());
+    von_mises->push_back(VonMisesStress(F, P));
+  }
+}
+
 }  // namespace optistep

@@ -58,6 +58,10 @@ class FemModel {
   /// Fills x with the reference positions and v with the bodies' initial velocities.
   void InitialState(Vec x, Vec v) const;
 
+  /// Collective (refreshes x's ghosts): over this rank's counted tets, in counted-tet order,
+  /// J = det F and the von Mises stress (Pa) at positions x (a ghosted node vector, m).
+  void TetDiagnostics(Vec x, std::vector<double>* J, std::vector<double>* von_mises) const;
+
  private:
   void SetUpElements();
   void SetUpDirichlet();

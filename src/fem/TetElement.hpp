@@ -19,6 +19,13 @@ inline Eigen::Matrix<double, 3, 4> ShapeGradients(const Mat3& Dm_inv) {
   return beta;
 }
 
+/// The positions (m) of tet t's corners in x, 3 values per node (a local node array).
+inline std::array<Vec3, 4> TetPositions(const double* x, const std::array<int, 4>& t) {
+  std::array<Vec3, 4> xs;
+  for (int a = 0; a < 4; ++a) xs[a] = Vec3(x[3 * t[a]], x[3 * t[a] + 1], x[3 * t[a] + 2]);
+  return xs;
+}
+
 /// F = sum_a x_a beta_a^T.
 inline Mat3 DeformationGradient(const std::array<Vec3, 4>& x,
                                 const Eigen::Matrix<double, 3, 4>& beta) {

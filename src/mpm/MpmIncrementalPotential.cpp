@@ -69,8 +69,7 @@ MpmIncrementalPotential::MpmIncrementalPotential(const MpmDomain& domain, StepGr
                                                  const MaterialTable& materials,
                                                  const std::vector<PlasticityParameters>& plasticity,
                                                  std::vector<NodeConstraint> constraints,
-                                                 double dt, const Vec3& gravity, double cn_epsilon,
-                                                 bool matrix_free)
+                                                 double dt, const Vec3& gravity, bool matrix_free)
     : domain_(domain),
       step_(step),
       materials_(materials),
@@ -78,8 +77,15 @@ MpmIncrementalPotential::MpmIncrementalPotential(const MpmDomain& domain, StepGr
       constraints_(std::move(constraints)),
       dt_(dt),
       gravity_(gravity),
-      cn_epsilon_(cn_epsilon),
       matrix_free_(matrix_free) {
+  grid_info_.dx = domain_.dx();
+  grid_info_.first_global = step_.begin;
+  grid_info_.n_global = step_.n_global;
+  grid_info_.owned_nodes.reserve(step_.owned_nodes.size());
+  for (const int i : step_.owned_nodes) {
+    const Eigen::Vector3i node = step_.grid.Node(i);
+    grid_info_.owned_nodes.push_back({node[0], node[1], node[2]});
+  }
   dv_local_ = CreateVector();
   v_work_.assign(3 * static_cast<std::size_t>(step_.grid.NodeCount()), 0.0);
   dv_work_.assign(v_work_.size(), 0.0);
@@ -97,7 +103,7 @@ double MpmIncrementalPotential::Hardening(std::size_t p) const {
              : 1.0;
 }
 
-void MpmIncrementalPotential::Project(int node, double* g3) const {
+void MpmIncrementalPotential::ProjectNode(int node, double* g3) const {
   const NodeConstraint& c = constraints_[node];
   if (c.kind == Kind::kFree) return;
   Eigen::Map<Vec3> g(g3);
@@ -129,19 +135,11 @@ void MpmIncrementalPotential::LoadVelocities(Vec dv) {
   }
 }
 
-PetscReal MpmIncrementalPotential::Energy(Vec dv) {
-  ScopedPhase phase(Phase::kEnergy);
-  return Evaluate(dv, nullptr);
-}
-
-void MpmIncrementalPotential::Gradient(Vec dv, Vec g) {
-  ScopedPhase phase(Phase::kGradient);
-  Evaluate(dv, g);
-}
-
-PetscReal MpmIncrementalPotential::EnergyAndGradient(Vec dv, Vec g) {
-  ScopedPhase phase(Phase::kGradient);
-  return Evaluate(dv, g);
+void MpmIncrementalPotential::Project(Vec d) const {
+  PetscScalar* da = nullptr;
+  OPTISTEP_PETSC(VecGetArray(d, &da));
+  for (std::size_t k = 0; k < step_.owned_nodes.size(); ++k) ProjectNode(step_.owned_nodes[k], da + 3 * k);
+  OPTISTEP_PETSC(VecRestoreArray(d, &da));
 }
 
 PetscReal MpmIncrementalPotential::Evaluate(Vec dv, Vec g) {
@@ -182,7 +180,7 @@ PetscReal MpmIncrementalPotential::Evaluate(Vec dv, Vec g) {
     energy += 0.5 * m * dvi.squaredNorm() - dt_ * m * gravity_.dot(dvi);
     if (g) {
       for (int d = 0; d < 3; ++d) ga[3 * k + d] += m * dvi[d] - dt_ * m * gravity_[d];
-      Project(i, ga + 3 * k);
+      ProjectNode(i, ga + 3 * k);
     }
   }
   if (g) OPTISTEP_PETSC(VecRestoreArray(g, &ga));
@@ -284,7 +282,7 @@ Mat MpmIncrementalPotential::CreateHessian() {
 }
 
 void MpmIncrementalPotential::Hessian(Vec dv, Mat H) {
-  ScopedPhase phase(Phase::kHessian);
+  ScopedPhase phase(kHessianPhase);
   LoadVelocities(dv);
   const Particles& particles = domain_.particles();
   const StencilCache& cache = step_.cache;
@@ -388,7 +386,7 @@ void MpmIncrementalPotential::Hessian(Vec dv, Mat H) {
                                        &row_values_[9 * static_cast<std::size_t>(row_start_[k])],
                                        INSERT_VALUES));
   }
-  ScopedPhase assembly(Phase::kAssembly);
+  ScopedPhase assembly(kAssemblyPhase);
   OPTISTEP_PETSC(MatAssemblyBegin(H, MAT_FINAL_ASSEMBLY));
   OPTISTEP_PETSC(MatAssemblyEnd(H, MAT_FINAL_ASSEMBLY));
 }
@@ -401,7 +399,7 @@ void MpmIncrementalPotential::HessianMultiply(Vec x, Vec y) {
   for (std::size_t i = 0; i < step_.local_form.size(); ++i) {
     const int lf = step_.local_form[i];
     for (int d = 0; d < 3; ++d) dv_work_[3 * i + d] = lf >= 0 ? la[3 * lf + d] : 0.0;
-    if (lf >= 0) Project(static_cast<int>(i), &dv_work_[3 * i]);
+    if (lf >= 0) ProjectNode(static_cast<int>(i), &dv_work_[3 * i]);
   }
   const int n_owned_nodes = static_cast<int>(step_.owned_nodes.size());
   PetscScalar* ya = nullptr;
@@ -417,7 +415,7 @@ void MpmIncrementalPotential::HessianMultiply(Vec x, Vec y) {
   }
   for (int k = 0; k < n_owned_nodes; ++k) {
     const int i = step_.owned_nodes[k];
-    Project(i, ya + 3 * k);
+    ProjectNode(i, ya + 3 * k);
     for (int d = 0; d < 3; ++d) ya[3 * k + d] += step_.grid.m[i] * la[3 * k + d];
   }
   OPTISTEP_PETSC(VecRestoreArray(y, &ya));
@@ -479,7 +477,7 @@ const double* MpmIncrementalPotential::InverseHessianDiagonalBlocks() {
   return inverse_blocks_.data();
 }
 
-void MpmIncrementalPotential::CharacteristicNormWeights(Vec w) {
+void MpmIncrementalPotential::CharacteristicNormWeights(double epsilon, Vec w) {
   // HOT Sec. 5.2: tol_i = eps 24 dx^2 dt (sum_p w_ip m_p |dP/dF(I)|_F) / m_i.
   const Particles& particles = domain_.particles();
   const StencilCache& cache = step_.cache;
@@ -501,7 +499,7 @@ void MpmIncrementalPotential::CharacteristicNormWeights(Vec w) {
     const int i = step_.owned_nodes[k];
     const double tol = constraints_[i].kind == Kind::kSticky
                            ? PETSC_INFINITY
-                           : cn_epsilon_ * 24.0 * dx * dx * dt_ * stiffness_mass[k] / step_.grid.m[i];
+                           : epsilon * 24.0 * dx * dx * dt_ * stiffness_mass[k] / step_.grid.m[i];
     for (int d = 0; d < 3; ++d) wa[3 * k + d] = tol;
   }
   OPTISTEP_PETSC(VecRestoreArray(w, &wa));

@@ -36,22 +36,22 @@ class MpmIncrementalPotential : public IncrementalPotential {
  public:
   /// Collective. Takes the step grid (P2G done, numbering set), this rank's particles
   /// (owned first, then halo), the per-material tables, the constraints of every local
-  /// grid node (owned and ghost: they must agree with the owners'), dt (s), gravity
-  /// (m/s^2) and the characteristic-norm epsilon (HOT Sec. 7.1: 1e-7).
-  /// matrix_free: Hessian() fills a MatShell (PN-PCG(MF)) instead of assembling.
+  /// grid node (owned and ghost: they must agree with the owners'), dt (s) and gravity
+  /// (m/s^2). matrix_free: Hessian() fills a MatShell (PN-PCG(MF)) instead of assembling.
   MpmIncrementalPotential(const MpmDomain& domain, StepGrid& step, const MaterialTable& materials,
                           const std::vector<PlasticityParameters>& plasticity,
                           std::vector<NodeConstraint> constraints, double dt, const Vec3& gravity,
-                          double cn_epsilon, bool matrix_free);
+                          bool matrix_free);
   ~MpmIncrementalPotential() override;
 
-  PetscReal Energy(Vec dv) override;
-  void Gradient(Vec dv, Vec g) override;
-  PetscReal EnergyAndGradient(Vec dv, Vec g) override;
   void Hessian(Vec dv, Mat H) override;
   Mat CreateHessian() override;
-  void CharacteristicNormWeights(Vec w) override;
+  /// HOT Sec. 5.2: tol_i = epsilon 24 dx^2 dt (sum_p w_ip m_p |dP/dF(I)|_F) / m_i.
+  void CharacteristicNormWeights(double epsilon, Vec w) override;
   PetscInt GlobalNodeCount() const override { return step_.n_global; }
+  /// Zeroes d on sticky nodes and its normal component on slip nodes.
+  void Project(Vec d) const override;
+  const GridInfo* Grid() const override { return &grid_info_; }
 
   /// A Vec with the step's layout (ghosted, block size 3). Collective.
   Vec CreateVector() const { return domain_.CreateNodeVector(step_); }
@@ -73,10 +73,11 @@ class MpmIncrementalPotential : public IncrementalPotential {
   /// Copies dv's owned values into the ghosted work vector, updates ghosts and forms
   /// v_work_ = v_i + dv_i per local grid node.
   void LoadVelocities(Vec dv);
-  PetscReal Evaluate(Vec dv, Vec g);
+  PetscReal Evaluate(Vec dv, Vec g) override;
   /// Particle p's hardening factor (1 unless its material is snow).
   double Hardening(std::size_t p) const;
-  void Project(int node, double* g3) const;
+  /// Applies node's constraint projector to the 3 values at g3 (local grid node).
+  void ProjectNode(int node, double* g3) const;
   /// out[3 k .. 3 k + 2] += M grad_w_ip for the owned nodes i = owned_nodes[k] of particle
   /// p's stencil: the scatter of the gradient (M = dt V0 P F_n^T) and of the matrix-free
   /// Hessian product (M = dt V0 dP F_n^T).
@@ -94,8 +95,8 @@ class MpmIncrementalPotential : public IncrementalPotential {
   std::vector<NodeConstraint> constraints_;
   double dt_;
   Vec3 gravity_;
-  double cn_epsilon_;
   bool matrix_free_;
+  GridInfo grid_info_;
   Vec dv_local_ = nullptr;        // ghosted work vector
   std::vector<double> v_work_;    // 3 per local grid node
   std::vector<double> dv_work_;   // 3 per local grid node (matrix-free products)

@@ -1,34 +1,86 @@
 #pragma once
-// One time step's problem: minimize E(u) over the distributed unknown u (the seam every
-// minimizer meets; ../shared/DESIGN.md). u is a PETSc Vec of block size 3: node positions
-// (m) for FEM, grid velocity increments (m/s) for MPM.
+// One time step's problem: minimize E(u) over the distributed unknown u. This is the seam
+// every minimizer meets (docs/ARCHITECTURE.md). u is a PETSc Vec of block size 3: node
+// positions (m) for FEM, grid velocity increments (m/s) for MPM.
+//
+// A discretization implements Evaluate, Hessian, CreateHessian, CharacteristicScales,
+// GlobalNodeCount and Project; Grid() and Elements() expose optional structure that some
+// L-BFGS initializers need (HOT's node embedding, DOT's subdomains).
 #include <petscmat.h>
 #include <petscvec.h>
 
+#include <array>
+#include <vector>
+
+#include "core/Phases.hpp"
+
 namespace optistep {
+
+/// The phases every potential times (-log_view OsEnergy ..., stats.csv t_Energy ...).
+extern const Phase kEnergyPhase;    ///< E(u) alone
+extern const Phase kGradientPhase;  ///< E(u) with dE/du
+extern const Phase kHessianPhase;   ///< element/particle kernels of the projected Hessian
+extern const Phase kAssemblyPhase;  ///< MatAssemblyBegin/End
+
+/// MPM: the grid of a step, for node-embedding multigrid (HOT, Wang et al. 2020, Sec. 4).
+struct GridInfo {
+  double dx = 0.0;  ///< spacing (m)
+  /// Integer coordinates (i, j, k) of every owned unknown node, in the PETSc order of u
+  /// (node n is at (i, j, k) dx, with dofs 3 n .. 3 n + 2 of this rank's share).
+  std::vector<std::array<int, 3>> owned_nodes;
+  PetscInt first_global = 0;  ///< global node index of owned_nodes[0]
+  PetscInt n_global = 0;      ///< unknown nodes on all ranks
+};
+
+/// FEM: this rank's element and node sets, for subdomain initializers (DOT, Li et al.
+/// 2019). Local nodes are this rank's owned nodes (the first n_owned, in the PETSc order
+/// of u) followed by its ghosts.
+struct ElementSets {
+  int n_owned = 0;
+  std::vector<PetscInt> local_to_global;  ///< global node index of every local node
+  std::vector<std::array<int, 4>> tets;   ///< every tet touching an owned node (local nodes)
+  std::vector<char> counted;              ///< per tet: counted on this rank (each once globally)
+};
 
 class IncrementalPotential {
  public:
   virtual ~IncrementalPotential() = default;
-  /// E(u). Collective. Units: J for FEM (positions), kg m^2/s^2 for MPM.
-  virtual PetscReal Energy(Vec u) = 0;
-  /// g = dE/du, same layout as u. Collective. Rows of constrained (Dirichlet) dofs are 0.
-  virtual void Gradient(Vec u, Vec g) = 0;
+
+  /// E(u). Collective. Units: J for FEM (positions), kg m^2/s^2 for MPM. Timed as Energy.
+  PetscReal Energy(Vec u);
+  /// g = dE/du, same layout as u. Collective. Constrained components are 0. Timed as
+  /// Gradient.
+  void Gradient(Vec u, Vec g);
   /// E(u) and dE/du in one pass (the line search asks for both). Collective.
-  virtual PetscReal EnergyAndGradient(Vec u, Vec g) {
-    Gradient(u, g);
-    return Energy(u);
-  }
+  PetscReal EnergyAndGradient(Vec u, Vec g);
+
   /// Projected (SPD) Hessian into H, which comes from CreateHessian. Constrained rows and
-  /// columns are identity-scaled. Collective.
+  /// columns are decoupled (a positive multiple of the identity on the diagonal).
+  /// Collective.
   virtual void Hessian(Vec u, Mat H) = 0;
-  /// A new Hessian matrix with the potential's layout and preallocation. Collective.
+  /// The Hessian matrix with the potential's layout and preallocation (a new reference to
+  /// a matrix the potential keeps). Collective.
   virtual Mat CreateHessian() = 0;
-  /// Node-wise characteristic-norm tolerances tol_i (units of the gradient), repeated for
-  /// the 3 components of each node; constrained nodes get +inf. Collective.
-  virtual void CharacteristicNormWeights(Vec w) = 0;
+  /// Node-wise characteristic-norm tolerances tol_i = epsilon s_i (units of the gradient),
+  /// repeated for the 3 components of each node; constrained nodes get +inf. epsilon is
+  /// the minimizer's (HOT Sec. 5.2; DOT Sec. 6). Collective.
+  virtual void CharacteristicNormWeights(double epsilon, Vec w) = 0;
   /// Number of global nodes (for the CN test sum_i |g_i|^2 / tol_i^2 < n_nodes).
   virtual PetscInt GlobalNodeCount() const = 0;
+  /// Zeroes the constrained components of a direction d in place (Dirichlet nodes, MPM
+  /// sticky nodes, the normal component at slip nodes), so that u + alpha d keeps the
+  /// constraints. Rank-local. A Newton direction from CG on the projected Hessian already
+  /// satisfies this; an L-BFGS direction built from a general initializer may not.
+  virtual void Project(Vec d) const = 0;
+
+  /// MPM grid structure, or null (FEM).
+  virtual const GridInfo* Grid() const { return nullptr; }
+  /// FEM element sets, or null (MPM).
+  virtual const ElementSets* Elements() const { return nullptr; }
+
+ protected:
+  /// E(u), and dE/du into g when g is non-null. Collective.
+  virtual PetscReal Evaluate(Vec u, Vec g) = 0;
 };
 
 }  // namespace optistep

@@ -1,29 +1,111 @@
 #pragma once
-// A minimizer drives an IncrementalPotential from a start vector to a minimizer.
+// A minimizer drives an IncrementalPotential from a start vector to a minimizer. Every
+// minimizer is a PETSc-style object with an options prefix and one life cycle
+// (docs/ARCHITECTURE.md):
+//
+//   auto m = CreateMinimizer(comm, scene.solver, defaults);  // Create (solvers/MinimizerFactory)
+//   m->SetFromOptions();   // the scene's solver block gives the defaults, the options
+//                          // database (-<prefix>...) overrides them; -help lists them all
+//   m->SetUp();            // KSPs, line search, initializer; -<prefix>view prints View()
+//   m->Minimize(potential, u);   // once per time step (and per retry)
+//   // destruction is Destroy
+//
+// Shared pieces: ConvergenceTest (termination), LineSearch (strong Wolfe), the finite
+// checks and the reset when the vector layout changes (MPM: every step).
 #include <petscvec.h>
+#include <petscviewer.h>
 
 #include <string>
 
+#include "io/SceneConfig.hpp"
+#include "solvers/ConvergenceTest.hpp"
 #include "solvers/IncrementalPotential.hpp"
+#include "solvers/LineSearch.hpp"
 
 namespace optistep {
 
 /// What one minimization did.
 struct SolveReport {
   bool converged = false;
-  int iterations = 0;         ///< outer (Newton / L-BFGS) iterations
-  int linear_iterations = 0;  ///< inner Krylov iterations, summed
-  double energy = 0.0;        ///< E at the returned iterate
-  double cn_residual = 0.0;   ///< sqrt(sum_i |g_i|^2 / tol_i^2 / n_nodes); < 1 means converged
-  double gradient_norm = 0.0; ///< |g|_2 at the returned iterate
-  std::string reason;         ///< "converged", "line search found no decrease", "NaN", ...
+  int iterations = 0;                ///< outer (Newton / L-BFGS) iterations
+  int linear_iterations = 0;         ///< inner Krylov iterations, summed (Newton's CG, an initializer's)
+  int initializer_applications = 0;  ///< L-BFGS: applications of H0^-1; 0 for Newton
+  double energy = 0.0;               ///< E at the returned iterate
+  double cn_residual = 0.0;          ///< sqrt(sum_i |g_i|^2 / tol_i^2 / n_nodes); < 1 means converged
+  double gradient_norm = 0.0;        ///< |g|_2 at the returned iterate
+  std::string reason;                ///< "converged", "line search found no decrease", "NaN", ...
+};
+
+/// Defaults that depend on the discretization rather than on the scene.
+struct MinimizerDefaults {
+  /// Preconditioner of the linear solves (Newton's CG, LBFGS-H's initializer): Jacobi for
+  /// FEM, the inverse 3x3 diagonal blocks for MPM (HOT's PN-PCG, -Ainv 1).
+  std::string pc = "jacobi";
 };
 
 class Minimizer {
  public:
-  virtual ~Minimizer() = default;
-  /// Minimizes E starting from u, which holds the result on return. Collective.
+  virtual ~Minimizer();
+  Minimizer(const Minimizer&) = delete;
+  Minimizer& operator=(const Minimizer&) = delete;
+
+  /// The method's name as in solver.method ("newton", "lbfgs").
+  virtual const char* Type() const = 0;
+  const std::string& prefix() const { return prefix_; }
+  /// "newton, termination characteristic_norm (epsilon 1e-05)": the type and its
+  /// termination, for a run's summary (View has the rest).
+  std::string Describe() const { return std::string(Type()) + ", " + termination_.Describe(); }
+
+  /// Collective. Reads -<prefix>... inside PetscOptionsBegin/End: -help lists every option
+  /// with its current value (from the scene) and its scene key. Throws InputError for a
+  /// bad value, naming the option (PETSc's own errors included: -newton_pc_type nonsense).
+  void SetFromOptions();
+  /// Collective, after SetFromOptions: creates the PETSc objects; with -<prefix>view,
+  /// prints View() on rank 0.
+  void SetUp();
+  /// Collective: the configuration (method, parameters, sources, PETSc sub-objects).
+  void View(PetscViewer viewer) const;
+
+  /// Collective. u: start on entry (constraints satisfied), the minimizer on return when
+  /// converged, otherwise the last accepted iterate. Never returns NaN in u: a NaN energy
+  /// stops with reason "NaN ...".
   virtual SolveReport Minimize(IncrementalPotential& potential, Vec u) = 0;
+
+ protected:
+  /// options_title: the heading -help prints for this minimizer's options.
+  Minimizer(MPI_Comm comm, std::string prefix, std::string options_title, const SolverConfig& config);
+
+  /// The method's own options (inside the options block, after the shared ones).
+  virtual PetscErrorCode AddOptions(PetscOptionItems* PetscOptionsObject) = 0;
+  /// Creates and configures the method's PETSc objects (KSPSetFromOptions ...).
+  virtual void SetUpObjects() {}
+  /// The method's own lines of View (ASCII viewer).
+  virtual void ViewMethod(PetscViewer viewer) const = 0;
+  /// Collective: true when u's layout differs from the previous solve's (the MPM grid
+  /// changes every step); the line search is then reset (the method resets its own
+  /// objects).
+  bool LayoutChanged(Vec u);
+  /// Collective: |g|_2 and the characteristic-norm residual of g (termination_ set up).
+  void Measure(Vec g, double* gradient_norm, double* cn_residual);
+  /// Records an iterate's E, |g|_2 and CN residual in report and says whether the solve
+  /// stops there: a NaN, convergence by the shared test (after at least one iteration),
+  /// or the iteration cap; report's converged and reason say which.
+  bool Stop(SolveReport* report, double energy, double gradient_norm, double cn_residual) const;
+  /// Collective: prints one -<prefix>monitor line on rank 0.
+  void Monitor(const char* format, ...) const;
+
+  MPI_Comm comm_;
+  std::string prefix_;
+  std::string options_title_;
+  ConvergenceTest termination_;
+  LineSearch line_search_;
+  int max_iterations_;
+  PetscBool monitor_ = PETSC_FALSE;
+  PetscBool view_ = PETSC_FALSE;
+
+ private:
+  PetscErrorCode ReadOptions();
+  PetscInt last_local_size_ = -1;
 };
 
 }  // namespace optistep

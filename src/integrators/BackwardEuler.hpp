@@ -1,0 +1,42 @@
+#pragma once
+// What backward Euler as optimization (Gast et al. 2015, Secs. 2-3) shares across
+// discretizations: every step minimizes the discretization's incremental potential with
+// the scene's minimizer (solver.method, solvers/MinimizerFactory.hpp), from the better of
+// two initial guesses (Sec. 3.1); the clock.
+#include <memory>
+
+#include "integrators/Integrator.hpp"
+#include "io/SceneConfig.hpp"
+
+namespace optistep {
+
+class BackwardEuler : public Integrator {
+ public:
+  const char* Name() const override { return "backward_euler"; }
+  std::string Method() const override { return minimizer_->Type(); }
+  /// "backward_euler, minimizer newton, termination characteristic_norm (epsilon 1e-05)".
+  std::string Describe() const override {
+    return std::string(Name()) + ", minimizer " + minimizer_->Describe();
+  }
+  double time() const override { return t_; }
+  long steps() const override { return steps_; }
+  void SetClock(double t, long steps) override {
+    t_ = t;
+    steps_ = steps;
+  }
+
+ protected:
+  /// Collective: creates, configures and sets up the scene's minimizer.
+  BackwardEuler(MPI_Comm comm, const SceneConfig& scene, const MinimizerDefaults& defaults);
+  /// Collective. The better (lower E) of the two starts u and other, in u (Gast Sec. 3.1),
+  /// when solver.best_of_two_guesses; u unchanged otherwise.
+  void TakeBetterStart(IncrementalPotential& potential, Vec u, Vec other) const;
+
+  MPI_Comm comm_;
+  const SceneConfig& scene_;
+  std::unique_ptr<Minimizer> minimizer_;
+  double t_ = 0.0;
+  long steps_ = 0;
+};
+
+}  // namespace optistep

@@ -1,0 +1,92 @@
+#include "integrators/FemBackwardEuler.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/Error.hpp"
+#include "core/Phases.hpp"
+
+namespace optistep {
+namespace {
+
+const Phase kFrictionPhase("Friction");
+
+}  // namespace
+
+FemBackwardEuler::FemBackwardEuler(FemModel& model, Vec x, Vec v)
+    : BackwardEuler(model.comm(), model.scene(), MinimizerDefaults{PCJACOBI}),
+      model_(model),
+      x_(x),
+      v_(v),
+      potential_(model, model.scene().damping.stiffness_beta) {
+  OPTISTEP_PETSC(VecDuplicate(x_, &u_));
+  OPTISTEP_PETSC(VecDuplicate(x_, &guess_));
+}
+
+FemBackwardEuler::~FemBackwardEuler() {
+  VecDestroy(&u_);
+  VecDestroy(&guess_);
+}
+
+SolveReport FemBackwardEuler::TryStep(double dt) {
+  potential_.BeginStep(x_, v_, dt, t_ + dt);
+  OPTISTEP_PETSC(VecCopy(x_, u_));
+  potential_.ApplyDirichlet(u_);
+  OPTISTEP_PETSC(VecCopy(potential_.InertialTarget(), guess_));
+  potential_.ApplyDirichlet(guess_);
+  TakeBetterStart(potential_, u_, guess_);
+  SolveReport report = minimizer_->Minimize(potential_, u_);
+  if (!report.converged) return report;
+  // v_{n+1} = (x_{n+1} - x_n) / dt, then friction; x_{n+1} = u.
+  OPTISTEP_PETSC(VecWAXPY(guess_, -1.0, x_, u_));
+  OPTISTEP_PETSC(VecScale(guess_, 1.0 / dt));
+  PetscReal vnorm = 0.0;
+  OPTISTEP_PETSC(VecNorm(guess_, NORM_2, &vnorm));
+  if (std::isnan(vnorm)) {
+    report.converged = false;
+    report.reason = "NaN in the new velocity";
+    return report;
+  }
+  {
+    ScopedPhase timed(kFrictionPhase);
+    ApplyFriction(u_, guess_, dt);
+  }
+  OPTISTEP_PETSC(VecCopy(u_, x_));
+  OPTISTEP_PETSC(VecCopy(guess_, v_));
+  t_ += dt;
+  ++steps_;
+  return report;
+}
+
+void FemBackwardEuler::ApplyFriction(Vec x, Vec v, double dt) const {
+  bool any_friction = false;
+  for (const auto& c : model_.collision_objects()) any_friction |= c.friction() > 0.0;
+  if (!any_friction) return;
+  const PetscScalar* xa = nullptr;
+  PetscScalar* va = nullptr;
+  OPTISTEP_PETSC(VecGetArrayRead(x, &xa));
+  OPTISTEP_PETSC(VecGetArray(v, &va));
+  for (PetscInt l = 0; l < model_.mesh().n_owned; ++l) {
+    if (model_.IsConstrained(static_cast<int>(l))) continue;
+    const double m = model_.Mass(static_cast<int>(l));
+    const Vec3 xi(xa[3 * l], xa[3 * l + 1], xa[3 * l + 2]);
+    Vec3 vi(va[3 * l], va[3 * l + 1], va[3 * l + 2]);
+    for (const auto& c : model_.collision_objects()) {
+      if (c.friction() <= 0.0) continue;
+      Vec3 n;
+      const double fn = c.NormalForce(xi, m, &n);
+      if (fn <= 0.0) continue;
+      // Coulomb: the tangential velocity loses at most mu |f_n| dt / m (Gast Sec. 5.2).
+      const Vec3 vt = vi - vi.dot(n) * n;
+      const double speed = vt.norm();
+      if (speed <= 0.0) continue;
+      const double scale = std::max(0.0, 1.0 - c.friction() * fn * dt / (m * speed));
+      vi = vi - vt + scale * vt;
+    }
+    for (int d = 0; d < 3; ++d) va[3 * l + d] = vi[d];
+  }
+  OPTISTEP_PETSC(VecRestoreArrayRead(x, &xa));
+  OPTISTEP_PETSC(VecRestoreArray(v, &va));
+}
+
+}  // namespace optistep

@@ -1,0 +1,37 @@
+#pragma once
+// Backward Euler as optimization on a tet mesh (Gast et al. 2015, Sec. 2): each step
+// minimizes the incremental potential (fem/FemIncrementalPotential) over x_{n+1}; then
+// v_{n+1} = (x_{n+1} - x_n) / dt, and Coulomb friction against collision objects is applied
+// to v_{n+1} (Sec. 5.2). Starts from the better of x_n and x_hat = x_n + dt v_n (Sec. 3.1),
+// Dirichlet rows at their targets. No step limit: the StepController cuts each frame into
+// a fixed number of equal steps.
+#include "fem/FemIncrementalPotential.hpp"
+#include "fem/FemModel.hpp"
+#include "integrators/BackwardEuler.hpp"
+
+namespace optistep {
+
+class FemBackwardEuler : public BackwardEuler {
+ public:
+  /// Collective. x (m) and v (m/s) are the model's ghosted node vectors that TryStep
+  /// advances in place (the simulation owns them).
+  FemBackwardEuler(FemModel& model, Vec x, Vec v);
+  ~FemBackwardEuler() override;
+
+  SolveReport TryStep(double dt) override;
+
+  FemIncrementalPotential& potential() { return potential_; }
+
+ private:
+  /// Coulomb friction on the velocities of nodes in contact (Gast Sec. 5.2).
+  void ApplyFriction(Vec x, Vec v, double dt) const;
+
+  FemModel& model_;
+  Vec x_;
+  Vec v_;
+  FemIncrementalPotential potential_;
+  Vec u_ = nullptr;
+  Vec guess_ = nullptr;
+};
+
+}  // namespace optistep

@@ -1,0 +1,69 @@
+#pragma once
+// The time-stepping seam (docs/ARCHITECTURE.md). An Integrator advances a discretization's
+// state from t to t + dt: backward Euler as optimization for FEM and MPM (Gast et al.
+// 2015; integrators/FemBackwardEuler, MpmBackwardEuler); XPBD and asynchronous evolution
+// are further implementations. The StepController (integrators/StepController.hpp), one
+// for every integrator, cuts frames into steps, caps them by the integrator's stability
+// limit, and halves and retries failed steps.
+#include <cmath>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "solvers/Minimizer.hpp"
+
+namespace optistep {
+
+/// One accepted step, as reported per step on rank 0 and in stats.csv.
+struct StepRecord {
+  long step = 0;        ///< 1-based count of accepted steps
+  double t = 0.0;       ///< time at the end of the step, s
+  double dt = 0.0;      ///< s
+  int halvings = 0;     ///< how many times dt was halved to get this step through
+  std::string method;   ///< what solved the step ("newton", "lbfgs")
+  SolveReport solve;
+  double wall = 0.0;    ///< wall-clock seconds of this step (including failed tries)
+  /// Values of the integrator's own stats.csv columns (Integrator::StatsColumns).
+  std::vector<double> extra;
+};
+
+/// Thrown when a step still fails after the last allowed halving.
+class StepFailure : public std::runtime_error {
+ public:
+  explicit StepFailure(const std::string& what) : std::runtime_error(what) {}
+};
+
+class Integrator {
+ public:
+  virtual ~Integrator() = default;
+
+  /// The scene's name of the scheme (integrator: backward_euler).
+  virtual const char* Name() const = 0;
+  /// What solves a step, for the step line and stats.csv ("newton", "lbfgs").
+  virtual std::string Method() const = 0;
+  /// One line for the run's summary: the scheme, its solver and their main settings.
+  virtual std::string Describe() const = 0;
+
+  /// Collective. One try of a step of size dt (s) from time(). On success
+  /// (report.converged) the state is at time() + dt and steps() grew by one; otherwise the
+  /// state is exactly as before (the controller halves dt and tries again): a NaN is
+  /// rejected before any state changes.
+  virtual SolveReport TryStep(double dt) = 0;
+
+  /// Whether the scheme has a state-dependent step limit (MPM's CFL condition). Without
+  /// one, frames are cut into a fixed number of equal steps (StepController).
+  virtual bool HasStepLimit() const { return false; }
+  /// Collective: the largest step (s) the current state allows; +inf when there is no limit.
+  virtual double MaxStep() const { return INFINITY; }
+
+  virtual double time() const = 0;   ///< s
+  virtual long steps() const = 0;    ///< accepted steps so far
+  /// Sets the clock: a restart, or the controller ending a frame exactly on its boundary.
+  virtual void SetClock(double t, long steps) = 0;
+
+  /// The integrator's own stats.csv columns and, after an accepted step, their values.
+  virtual std::vector<std::string> StatsColumns() const { return {}; }
+  virtual std::vector<double> StatsValues() const { return {}; }
+};
+
+}  // namespace optistep

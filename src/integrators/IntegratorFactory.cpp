@@ -1,0 +1,36 @@
+#include "integrators/IntegratorFactory.hpp"
+
+#include <string>
+#include <vector>
+
+#include "core/Error.hpp"
+#include "integrators/FemBackwardEuler.hpp"
+#include "integrators/MpmBackwardEuler.hpp"
+
+namespace optistep {
+namespace {
+
+[[noreturn]] void Unavailable(const SceneConfig& scene, const char* discretization,
+                              const std::vector<std::string>& available) {
+  std::string names;
+  for (const auto& n : available) names += (names.empty() ? "" : ", ") + n;
+  throw InputError(scene.path + ": integrator: '" + scene.integrator + "' is not available for " +
+                   discretization + " scenes (available: " + names + ")");
+}
+
+}  // namespace
+
+std::unique_ptr<Integrator> CreateFemIntegrator(const SceneConfig& scene, FemModel& model, Vec x,
+                                                Vec v) {
+  if (scene.integrator == "backward_euler") return std::make_unique<FemBackwardEuler>(model, x, v);
+  Unavailable(scene, "FEM", {"backward_euler"});
+}
+
+std::unique_ptr<Integrator> CreateMpmIntegrator(const SceneConfig& scene, mpm::MpmDomain& domain,
+                                                const mpm::MpmModel& model) {
+  if (scene.integrator == "backward_euler")
+    return std::make_unique<MpmBackwardEuler>(scene, domain, model);
+  Unavailable(scene, "MPM", {"backward_euler"});
+}
+
+}  // namespace optistep

@@ -1,0 +1,150 @@
+#include "integrators/MpmBackwardEuler.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "core/Error.hpp"
+#include "core/Phases.hpp"
+#include "mpm/MpmIncrementalPotential.hpp"
+
+namespace optistep {
+namespace {
+
+const Phase kHaloExchangePhase("HaloExchange");
+const Phase kP2GPhase("P2G");
+const Phase kG2PPhase("G2P");
+const Phase kMigrationPhase("Migration");
+
+}  // namespace
+
+MpmBackwardEuler::MpmBackwardEuler(const SceneConfig& scene, mpm::MpmDomain& domain,
+                                   const mpm::MpmModel& model)
+    // CG preconditioned by the inverse 3x3 diagonal blocks, as HOT's PN-PCG (reference
+    // code, -Ainv 1).
+    : BackwardEuler(domain.comm(), scene, MinimizerDefaults{PCPBJACOBI}), domain_(domain), model_(model) {}
+
+double MpmBackwardEuler::MaxStep() const {
+  const mpm::Particles& p = domain_.particles();
+  double v_max = 0.0;
+  for (std::size_t k = 0; k < domain_.n_owned(); ++k) {
+    v_max = std::max(v_max, p.v[k].norm());
+    // Moving objects near the particle count too (HOT Sec. 7.1: v_max includes them).
+    for (const auto& o : model_.objects) {
+      if (!o.moving()) continue;
+      Vec3 n;
+      if (o.SignedDistance(p.x[k], t_, &n) < 2.0 * scene_.mpm.dx)
+        v_max = std::max(v_max, o.Velocity(p.x[k], t_).norm());
+    }
+  }
+  MPI_Allreduce(MPI_IN_PLACE, &v_max, 1, MPI_DOUBLE, MPI_MAX, comm_);
+  return v_max > 0.0 ? scene_.mpm.cfl * scene_.mpm.dx / v_max : INFINITY;
+}
+
+std::vector<mpm::NodeConstraint> MpmBackwardEuler::NodeConstraints(const mpm::StepGrid& step,
+                                                                   double dt) const {
+  std::vector<mpm::NodeConstraint> constraints(step.grid.NodeCount());
+  for (int i = 0; i < step.grid.NodeCount(); ++i) {
+    if (step.local_form[i] < 0) continue;
+    const Vec3 x = mpm::NodePosition(step.grid.Node(i), scene_.mpm.dx);
+    const Vec3 v(step.grid.v[3 * i], step.grid.v[3 * i + 1], step.grid.v[3 * i + 2]);
+    for (const auto& o : model_.objects) {
+      Vec3 n;
+      if (o.SignedDistance(x, t_, &n) > 0.0) continue;
+      mpm::NodeConstraint& c = constraints[i];
+      c.velocity = o.Velocity(x, t_ + 0.5 * dt);
+      c.friction = o.friction();
+      if (o.sticky()) {
+        c.kind = mpm::NodeConstraint::Kind::kSticky;
+      } else {
+        // Slip only while approaching, judged by the velocity gravity alone would give at
+        // the end of the step: a body resting on the object has grid velocities near zero
+        // and must still be held, or it sinks by about dt^2 |g| per step.
+        const double approach = -n.dot(v + dt * scene_.gravity - c.velocity);
+        if (approach > 0.0) {
+          c.kind = mpm::NodeConstraint::Kind::kSlip;
+          c.normal = n;
+          c.approach_speed = approach;
+        }
+      }
+      break;
+    }
+  }
+  return constraints;
+}
+
+SolveReport MpmBackwardEuler::TryStep(double dt) {
+  {
+    ScopedPhase timed(kHaloExchangePhase);
+    domain_.ExchangeHalo();
+  }
+  mpm::StepGrid step(scene_.mpm.dx);
+  {
+    ScopedPhase timed(kP2GPhase);
+    domain_.BuildStepGrid(&step);
+  }
+  mpm::MpmIncrementalPotential potential(domain_, step, model_.materials, model_.plasticity,
+                                         NodeConstraints(step, dt), dt, scene_.gravity,
+                                         scene_.mpm.matrix_free);
+  Vec dv = potential.CreateVector(), guess = nullptr;
+  OPTISTEP_PETSC(VecDuplicate(dv, &guess));
+  potential.InitialGuess(dv, false);
+  potential.InitialGuess(guess, true);
+  TakeBetterStart(potential, dv, guess);
+  SolveReport report = minimizer_->Minimize(potential, dv);
+  std::vector<double> v_new;
+  if (report.converged) {
+    potential.NewGridVelocities(dv, &v_new);
+    // Reject a NaN before any particle changes: finite grid velocities give a finite G2P.
+    int finite = std::all_of(v_new.begin(), v_new.end(), [](double x) { return std::isfinite(x); });
+    MPI_Allreduce(MPI_IN_PLACE, &finite, 1, MPI_INT, MPI_MIN, comm_);
+    if (!finite) {
+      report.converged = false;
+      report.reason = "NaN in the new grid velocities";
+    }
+  }
+  if (report.converged) {
+    mpm::Particles& particles = domain_.particles();
+    {
+      ScopedPhase timed(kG2PPhase);
+      mpm::G2P(step.cache, step.grid, v_new.data(), scene_.mpm.flip, &particles);
+      mpm::UpdateDeformationGradients(step.cache, dt, v_new.data(), &particles);
+    }
+    mpm::ApplyReturnMapping(model_.materials, model_.plasticity, &particles);
+    domain_.DropHalo();
+    bool finite = true;
+    for (std::size_t p = 0; p < domain_.n_owned(); ++p) {
+      particles.x[p] += dt * particles.v[p];
+      finite &= particles.x[p].allFinite() && particles.F[p].allFinite();
+    }
+    int all_finite = finite ? 1 : 0;
+    MPI_Allreduce(MPI_IN_PLACE, &all_finite, 1, MPI_INT, MPI_MIN, comm_);
+    if (!all_finite)
+      throw StepFailure("NaN in the particle state after the step at t = " + std::to_string(t_));
+    {
+      ScopedPhase timed(kMigrationPhase);
+      balance_ = domain_.Rebalance();
+    }
+    t_ += dt;
+    ++steps_;
+  } else {
+    domain_.DropHalo();
+  }
+  VecDestroy(&dv);
+  VecDestroy(&guess);
+  return report;
+}
+
+std::vector<std::string> MpmBackwardEuler::BalanceColumns() {
+  return {"particles", "imbalance", "migrated", "repartitioned"};
+}
+
+std::vector<double> MpmBackwardEuler::StatsValues() const {
+  const long long most = balance_.particles_per_rank.empty()
+                             ? 0
+                             : *std::max_element(balance_.particles_per_rank.begin(),
+                                                 balance_.particles_per_rank.end());
+  return {static_cast<double>(most), balance_.imbalance, static_cast<double>(balance_.migrated),
+          balance_.repartitioned ? 1.0 : 0.0};
+}
+
+}  // namespace optistep

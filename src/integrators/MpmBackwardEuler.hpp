@@ -1,0 +1,41 @@
+#pragma once
+// Backward Euler as optimization for MPM (Gast et al. 2015, Sec. 6; HOT, Wang et al. 2020,
+// Sec. 3.1). One step: halo exchange -> P2G (APIC) -> grid-node constraints from the
+// collision objects -> minimize E(dv) (mpm/MpmIncrementalPotential) from the better of
+// dv = 0 and dv = dt g -> NaN check -> G2P, F update, plasticity return mapping (lagged)
+// -> advection -> migration and, past the imbalance threshold, repartitioning.
+// Step limit: the CFL condition dt <= cfl dx / v_max, v_max over the particles and the
+// moving collision objects near them (Gast Sec. 6.3; HOT Sec. 7.1).
+// Phases: HaloExchange, P2G, G2P, Migration (besides the potential's and minimizer's).
+#include "integrators/BackwardEuler.hpp"
+#include "mpm/MpmDomain.hpp"
+#include "mpm/MpmIncrementalPotential.hpp"
+#include "mpm/MpmModel.hpp"
+
+namespace optistep {
+
+class MpmBackwardEuler : public BackwardEuler {
+ public:
+  /// Collective. Advances the particles of domain; model holds the materials and objects.
+  MpmBackwardEuler(const SceneConfig& scene, mpm::MpmDomain& domain, const mpm::MpmModel& model);
+
+  SolveReport TryStep(double dt) override;
+  bool HasStepLimit() const override { return true; }
+  double MaxStep() const override;
+
+  /// Columns "particles" (on the busiest rank), "imbalance", "migrated", "repartitioned".
+  static std::vector<std::string> BalanceColumns();
+  std::vector<std::string> StatsColumns() const override { return BalanceColumns(); }
+  std::vector<double> StatsValues() const override;
+
+ private:
+  /// The constraint of every local grid node at the start of a step of size dt (the
+  /// first object holding a node wins; ghosts are classified like their owners).
+  std::vector<mpm::NodeConstraint> NodeConstraints(const mpm::StepGrid& step, double dt) const;
+
+  mpm::MpmDomain& domain_;
+  const mpm::MpmModel& model_;
+  mpm::BalanceReport balance_;
+};
+
+}  // namespace optistep

@@ -1,0 +1,54 @@
+#pragma once
+// The step controller every integrator shares (docs/ARCHITECTURE.md): frame splitting,
+// the integrator's step limit (MPM's CFL condition), and dt halving with retry.
+//
+//  - Without a step limit (FEM backward Euler), each frame of length frame_dt is cut into
+//    n = ceil(frame_dt / dt) equal steps of frame_dt / n (time.dt is the requested step);
+//    the count of steps taken in the current frame is state (FEM checkpoints save it).
+//  - With one (MPM), after every step the rest of the frame is cut again into equal steps
+//    no longer than min(time.dt, MaxStep()) (Gast et al. 2015 Sec. 6.3; HOT Sec. 7.1: the
+//    limit changes with the state, and one full step plus a short remainder would cost
+//    more than equal steps, since the solve's work grows with dt); the last step ends on
+//    the frame boundary.
+//  - A step that fails (no decrease, NaN, iteration cap) is retried as two steps of half
+//    the size, recursively, up to time.max_dt_halvings times; then StepFailure.
+#include <mpi.h>
+
+#include <functional>
+
+#include "integrators/Integrator.hpp"
+#include "io/SceneConfig.hpp"
+#include "io/StepStats.hpp"
+
+namespace optistep {
+
+/// The stats.csv row and step line of an accepted step.
+StepRow ToStepRow(const StepRecord& record);
+
+class StepController {
+ public:
+  StepController(MPI_Comm comm, const TimeConfig& time, Integrator& integrator);
+
+  /// Collective: one step of the current frame `frame` (0-based), halved and retried on
+  /// failure; on_step is called after each accepted (sub)step. Returns true when the step
+  /// ended the frame. Throws StepFailure naming the time and the reason.
+  bool AdvanceStep(int frame, const std::function<void(const StepRecord&)>& on_step);
+
+  /// Steps of the current frame already taken (fixed split only; 0 with a step limit).
+  int frame_step() const { return frame_step_; }
+  /// A restart's value of frame_step(); InputError-free: the caller checks the range.
+  void set_frame_step(int steps) { frame_step_ = steps; }
+  /// ceil(frame_dt / dt): the steps of a frame without a step limit.
+  int StepsPerFrame() const;
+
+ private:
+  void Advance(double dt, int depth, double start_wall,
+               const std::function<void(const StepRecord&)>& on_step);
+
+  MPI_Comm comm_;
+  TimeConfig time_;
+  Integrator& integrator_;
+  int frame_step_ = 0;
+};
+
+}  // namespace optistep

@@ -1,0 +1,164 @@
+#include "solvers/LbfgsMinimizer.hpp"
+
+#include <cmath>
+
+#include "core/Error.hpp"
+
+namespace optistep {
+
+LbfgsMinimizer::LbfgsMinimizer(MPI_Comm comm, const SolverConfig& config,
+                               const MinimizerDefaults& defaults)
+    : Minimizer(comm, "lbfgs_", "L-BFGS (HOT Alg. 3, DOT Alg. 1)", config),
+      defaults_(defaults),
+      window_(config.window),
+      initializer_type_(config.initializer) {}
+
+LbfgsMinimizer::~LbfgsMinimizer() {
+  ClearHistory();
+  VecDestroy(&q_);
+}
+
+void LbfgsMinimizer::ClearHistory() {
+  for (Vec& v : s_) VecDestroy(&v);
+  for (Vec& v : y_) VecDestroy(&v);
+  s_.clear();
+  y_.clear();
+  rho_.clear();
+}
+
+PetscErrorCode LbfgsMinimizer::AddOptions(PetscOptionItems* PetscOptionsObject) {
+  PetscInt window = window_;
+  PetscCall(PetscOptionsInt("-window", "History size m: 8 for MPM (HOT Sec. 7.1), 5 for FEM (DOT's "
+                            "code) (scene: solver.window)",
+                            "", window, &window, nullptr));
+  if (window < 1) throw InputError("-window: expected a whole number >= 1");
+  window_ = static_cast<int>(window);
+  char type[64];
+  PetscStrncpy(type, initializer_type_.c_str(), sizeof type);
+  PetscCall(PetscOptionsString("-initializer", "H0^-1: lagged_hessian (LBFGS-H), jacobi, identity "
+                               "(scene: solver.initializer)",
+                               "", type, type, sizeof type, nullptr));
+  initializer_type_ = type;
+  return 0;
+}
+
+void LbfgsMinimizer::SetUpObjects() {
+  initializer_ = CreateInitializer(comm_, initializer_type_, defaults_, "-" + prefix_ + "initializer");
+  initializer_->SetFromOptions();
+}
+
+void LbfgsMinimizer::ViewMethod(PetscViewer viewer) const {
+  OPTISTEP_PETSC(PetscViewerASCIIPrintf(viewer, "window m %d, pairs with s^T y <= 0 skipped\n", window_));
+  initializer_->View(viewer);
+}
+
+void LbfgsMinimizer::Direction(Vec g, Vec d, int* inner) {
+  // Nocedal & Wright Alg. 7.4 on q = -g, so that d = -H g directly.
+  const int k = static_cast<int>(s_.size());
+  std::vector<double> alpha(k);
+  OPTISTEP_PETSC(VecCopy(g, q_));
+  OPTISTEP_PETSC(VecScale(q_, -1.0));
+  for (int i = k - 1; i >= 0; --i) {
+    PetscScalar sq = 0.0;
+    OPTISTEP_PETSC(VecDot(s_[i], q_, &sq));
+    alpha[i] = rho_[i] * sq;
+    OPTISTEP_PETSC(VecAXPY(q_, -alpha[i], y_[i]));
+  }
+  {
+    ScopedPhase timed(kInitializerApplyPhase);
+    *inner += initializer_->Apply(q_, d);
+  }
+  for (int i = 0; i < k; ++i) {
+    PetscScalar yd = 0.0;
+    OPTISTEP_PETSC(VecDot(y_[i], d, &yd));
+    OPTISTEP_PETSC(VecAXPY(d, alpha[i] - rho_[i] * yd, s_[i]));
+  }
+}
+
+SolveReport LbfgsMinimizer::Minimize(IncrementalPotential& potential, Vec u) {
+  SolveReport report;
+  LayoutChanged(u);
+  ClearHistory();
+  VecDestroy(&q_);
+  OPTISTEP_PETSC(VecDuplicate(u, &q_));
+  Vec g = nullptr, d = nullptr, backup = nullptr, g_old = nullptr;
+  OPTISTEP_PETSC(VecDuplicate(u, &g));
+  OPTISTEP_PETSC(VecDuplicate(u, &d));
+  OPTISTEP_PETSC(VecDuplicate(u, &backup));
+  OPTISTEP_PETSC(VecDuplicate(u, &g_old));
+  termination_.SetUp(potential, u);
+  line_search_.SetPotential(&potential);
+  {
+    ScopedPhase timed(kInitializerSetUpPhase);
+    initializer_->SetUp(potential, u);
+  }
+
+  double energy = potential.EnergyAndGradient(u, g), gnorm = 0.0, cn = 0.0;
+  Measure(g, &gnorm, &cn);
+
+  for (;;) {
+    if (Stop(&report, energy, gnorm, cn)) break;
+
+    Direction(g, d, &report.linear_iterations);
+    ++report.initializer_applications;
+    potential.Project(d);
+    PetscScalar gd = 0.0;
+    OPTISTEP_PETSC(VecDot(g, d, &gd));
+    if (!(gd < 0.0) && !s_.empty()) {  // not downhill: drop the history, H0^-1 alone
+      ClearHistory();
+      Direction(g, d, &report.linear_iterations);
+      ++report.initializer_applications;
+      potential.Project(d);
+      OPTISTEP_PETSC(VecDot(g, d, &gd));
+    }
+    if (!(gd < 0.0)) {  // still not downhill: steepest descent
+      OPTISTEP_PETSC(VecCopy(g, d));
+      OPTISTEP_PETSC(VecScale(d, -1.0));
+    }
+
+    OPTISTEP_PETSC(VecCopy(g, g_old));
+    const LineSearch::Result searched = line_search_.Apply(u, energy, g, d, backup);
+    ++report.iterations;
+    energy = searched.energy;
+    if (!searched.decreased) {
+      report.energy = energy;
+      report.reason = searched.nan ? "NaN in line search" : "line search found no decrease";
+      break;
+    }
+    // s = u_new - u_old, y = g_new - g_old; a pair with s^T y <= 0 is skipped.
+    Vec s = nullptr, y = nullptr;
+    OPTISTEP_PETSC(VecDuplicate(u, &s));
+    OPTISTEP_PETSC(VecDuplicate(u, &y));
+    OPTISTEP_PETSC(VecWAXPY(s, -1.0, backup, u));
+    OPTISTEP_PETSC(VecWAXPY(y, -1.0, g_old, g));
+    PetscScalar sy = 0.0;
+    OPTISTEP_PETSC(VecDot(s, y, &sy));
+    if (sy > 0.0) {
+      if (static_cast<int>(s_.size()) == window_) {
+        VecDestroy(&s_.front());
+        VecDestroy(&y_.front());
+        s_.erase(s_.begin());
+        y_.erase(y_.begin());
+        rho_.erase(rho_.begin());
+      }
+      s_.push_back(s);
+      y_.push_back(y);
+      rho_.push_back(1.0 / sy);
+    } else {
+      VecDestroy(&s);
+      VecDestroy(&y);
+    }
+    Measure(g, &gnorm, &cn);
+    Monitor("  lbfgs %3d  E %.10e  |g| %.3e  cn %.3e  pairs %d  alpha %.3g\n", report.iterations,
+            energy, static_cast<double>(gnorm), cn, static_cast<int>(s_.size()), searched.step);
+  }
+
+  ClearHistory();
+  VecDestroy(&g);
+  VecDestroy(&d);
+  VecDestroy(&backup);
+  VecDestroy(&g_old);
+  return report;
+}
+
+}  // namespace optistep

@@ -1,0 +1,79 @@
+#include "solvers/LineSearch.hpp"
+
+#include <cmath>
+#include <exception>
+
+#include "core/Error.hpp"
+
+namespace optistep {
+
+const Phase kLineSearchPhase("LineSearch");
+
+namespace {
+
+PetscErrorCode ObjectiveAndGradient(TaoLineSearch, Vec x, PetscReal* f, Vec g, void* ctx) {
+  try {
+    *f = static_cast<IncrementalPotential*>(ctx)->EnergyAndGradient(x, g);
+  } catch (const std::exception& e) {
+    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_LIB, "%s", e.what());
+  }
+  return 0;
+}
+
+PetscErrorCode Objective(TaoLineSearch, Vec x, PetscReal* f, void* ctx) {
+  try {
+    *f = static_cast<IncrementalPotential*>(ctx)->Energy(x);
+  } catch (const std::exception& e) {
+    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_LIB, "%s", e.what());
+  }
+  return 0;
+}
+
+}  // namespace
+
+LineSearch::LineSearch(MPI_Comm comm, const std::string& prefix) : comm_(comm), prefix_(prefix) {}
+
+LineSearch::~LineSearch() { TaoLineSearchDestroy(&tao_ls_); }
+
+void LineSearch::Reset() {
+  TaoLineSearchDestroy(&tao_ls_);
+  OPTISTEP_PETSC(TaoLineSearchCreate(comm_, &tao_ls_));
+  OPTISTEP_PETSC(TaoLineSearchSetOptionsPrefix(tao_ls_, prefix_.c_str()));
+  OPTISTEP_PETSC(TaoLineSearchSetType(tao_ls_, TAOLINESEARCHMT));
+  OPTISTEP_PETSC(TaoLineSearchSetFromOptions(tao_ls_));
+  potential_ = nullptr;
+}
+
+void LineSearch::SetPotential(IncrementalPotential* potential) {
+  potential_ = potential;
+  OPTISTEP_PETSC(TaoLineSearchSetObjectiveAndGradientRoutine(tao_ls_, ObjectiveAndGradient, potential));
+  OPTISTEP_PETSC(TaoLineSearchSetObjectiveRoutine(tao_ls_, Objective, potential));
+}
+
+LineSearch::Result LineSearch::Apply(Vec u, double energy, Vec g, Vec d, Vec backup,
+                                     double initial_step) {
+  Result result;
+  OPTISTEP_PETSC(VecCopy(u, backup));
+  PetscReal f = energy, step = 0.0;
+  TaoLineSearchConvergedReason reason;
+  {
+    ScopedPhase timed(kLineSearchPhase);
+    OPTISTEP_PETSC(TaoLineSearchSetInitialStepLength(tao_ls_, initial_step));
+    OPTISTEP_PETSC(TaoLineSearchApply(tao_ls_, u, &f, g, d, &step, &reason));
+  }
+  result.step = step;
+  if (reason < 0 && !(f < energy)) {
+    // No decrease: back to the entry iterate and its gradient.
+    OPTISTEP_PETSC(VecCopy(backup, u));
+    result.energy = potential_->EnergyAndGradient(u, g);
+    result.nan = std::isnan(static_cast<double>(f));
+    return result;
+  }
+  result.decreased = true;
+  result.energy = f;
+  return result;
+}
+
+void LineSearch::View(PetscViewer viewer) const { OPTISTEP_PETSC(TaoLineSearchView(tao_ls_, viewer)); }
+
+}  // namespace optistep

@@ -1,0 +1,119 @@
+#include "solvers/Minimizer.hpp"
+
+#include <cmath>
+#include <cstdarg>
+#include <string>
+
+#include "core/Error.hpp"
+
+namespace optistep {
+
+Minimizer::Minimizer(MPI_Comm comm, std::string prefix, std::string options_title,
+                     const SolverConfig& config)
+    : comm_(comm),
+      prefix_(std::move(prefix)),
+      options_title_(std::move(options_title)),
+      termination_(config),
+      line_search_(comm, prefix_),
+      max_iterations_(config.max_iterations) {}
+
+Minimizer::~Minimizer() = default;
+
+PetscErrorCode Minimizer::ReadOptions() {
+  PetscOptionsBegin(comm_, prefix_.c_str(), options_title_.c_str(), "Minimizer");
+  PetscInt max_it = max_iterations_;
+  PetscCall(PetscOptionsInt("-max_it", "Outer iteration cap per step (scene: solver.max_iterations)",
+                            "", max_it, &max_it, nullptr));
+  if (max_it < 1) throw InputError("-" + prefix_ + "max_it: expected a whole number >= 1");
+  max_iterations_ = static_cast<int>(max_it);
+  PetscCall(termination_.AddOptions(PetscOptionsObject));
+  PetscCall(PetscOptionsBool("-monitor", "One line per outer iteration", "", monitor_, &monitor_, nullptr));
+  PetscCall(PetscOptionsBool("-view", "Print the configuration at set-up", "", view_, &view_, nullptr));
+  PetscCall(AddOptions(PetscOptionsObject));
+  PetscOptionsEnd();
+  return 0;
+}
+
+void Minimizer::SetFromOptions() {
+  try {
+    OPTISTEP_PETSC(ReadOptions());
+  } catch (const InputError& e) {
+    // The shared options name themselves without the prefix: add it.
+    const std::string what = e.what();
+    throw InputError(what.rfind("-", 0) == 0 && what.rfind("-" + prefix_, 0) != 0
+                         ? "-" + prefix_ + what.substr(1)
+                         : what);
+  }
+}
+
+void Minimizer::SetUp() {
+  CallReadingOptions(prefix_ + "tao_ls_", [&] {
+    line_search_.Reset();
+    return PetscErrorCode(0);
+  });
+  SetUpObjects();
+  if (view_) View(PETSC_VIEWER_STDOUT_(comm_));
+}
+
+void Minimizer::View(PetscViewer viewer) const {
+  OPTISTEP_PETSC(PetscViewerASCIIPrintf(viewer, "Minimizer %s (options prefix -%s)\n", Type(), prefix_.c_str()));
+  OPTISTEP_PETSC(PetscViewerASCIIPushTab(viewer));
+  OPTISTEP_PETSC(PetscViewerASCIIPrintf(viewer, "max_it %d, %s\n", max_iterations_,
+                                        termination_.Describe().c_str()));
+  ViewMethod(viewer);
+  line_search_.View(viewer);
+  OPTISTEP_PETSC(PetscViewerASCIIPopTab(viewer));
+}
+
+bool Minimizer::LayoutChanged(Vec u) {
+  PetscInt local_size = 0;
+  OPTISTEP_PETSC(VecGetLocalSize(u, &local_size));
+  int changed = local_size != last_local_size_ ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &changed, 1, MPI_INT, MPI_MAX, comm_);
+  const bool reset = changed && last_local_size_ >= 0;
+  last_local_size_ = local_size;
+  if (reset) line_search_.Reset();
+  return reset;
+}
+
+void Minimizer::Measure(Vec g, double* gradient_norm, double* cn_residual) {
+  PetscReal norm = 0.0;
+  OPTISTEP_PETSC(VecNorm(g, NORM_2, &norm));
+  *gradient_norm = norm;
+  *cn_residual = termination_.Residual(g);
+}
+
+bool Minimizer::Stop(SolveReport* report, double energy, double gradient_norm,
+                     double cn_residual) const {
+  report->energy = energy;
+  report->gradient_norm = gradient_norm;
+  report->cn_residual = cn_residual;
+  if (std::isnan(energy) || std::isnan(gradient_norm)) {
+    report->reason = "NaN in energy or gradient";
+    return true;
+  }
+  if (termination_.Converged(report->iterations, gradient_norm, cn_residual)) {
+    report->converged = true;
+    report->reason = "converged";
+    return true;
+  }
+  if (report->iterations >= max_iterations_) {
+    report->reason = "iteration cap (" + std::to_string(max_iterations_) + ") reached";
+    return true;
+  }
+  return false;
+}
+
+void Minimizer::Monitor(const char* format, ...) const {
+  if (!monitor_) return;
+  int rank = 0;
+  MPI_Comm_rank(comm_, &rank);
+  if (rank != 0) return;
+  va_list args;
+  va_start(args, format);
+  std::vprintf(format, args);
+  va_end(args);
+  std::fflush(stdout);
+}
+
+}  // namespace optistep

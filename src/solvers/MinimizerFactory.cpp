@@ -1,0 +1,58 @@
+#include "solvers/MinimizerFactory.hpp"
+
+#include <algorithm>
+
+#include "core/Error.hpp"
+#include "solvers/LbfgsMinimizer.hpp"
+#include "solvers/NewtonMinimizer.hpp"
+
+namespace optistep {
+namespace {
+
+/// -solver_method, inside its own options block so -help lists it.
+PetscErrorCode ReadMethodOption(MPI_Comm comm, std::string* method, PetscBool* set) {
+  char name[64];
+  PetscStrncpy(name, method->c_str(), sizeof name);
+  PetscOptionsBegin(comm, "solver_", "Minimizer of each time step", "Minimizer");
+  PetscCall(PetscOptionsString("-method", "newton (PN-PCG, Gast et al. 2015) or lbfgs (L-BFGS; LBFGS-H by "
+                               "default) (scene: solver.method)",
+                               "", name, name, sizeof name, set));
+  PetscOptionsEnd();
+  *method = name;
+  return 0;
+}
+
+std::string KnownNames() {
+  std::string known;
+  for (const auto& t : MinimizerTypes()) known += (known.empty() ? "" : ", ") + t;
+  return known;
+}
+
+}  // namespace
+
+const std::vector<std::string>& MinimizerTypes() {
+  static const std::vector<std::string> types = {"newton", "lbfgs"};
+  return types;
+}
+
+std::unique_ptr<Minimizer> CreateMinimizer(MPI_Comm comm, const SolverConfig& config,
+                                           const MinimizerDefaults& defaults,
+                                           const std::string& scene_path) {
+  std::string method = config.method;
+  PetscBool set = PETSC_FALSE;
+  OPTISTEP_PETSC(ReadMethodOption(comm, &method, &set));
+  const auto& known = MinimizerTypes();
+  if (std::find(known.begin(), known.end(), method) == known.end())
+    throw InputError((set ? std::string("-solver_method") : scene_path + ": solver.method") + ": '" +
+                     method + "' is not a minimizer (" + KnownNames() + ")");
+  std::unique_ptr<Minimizer> minimizer;
+  if (method == "lbfgs")
+    minimizer = std::make_unique<LbfgsMinimizer>(comm, config, defaults);
+  else
+    minimizer = std::make_unique<NewtonMinimizer>(comm, config, defaults);
+  minimizer->SetFromOptions();
+  minimizer->SetUp();
+  return minimizer;
+}
+
+}  // namespace optistep

@@ -1,0 +1,23 @@
+#pragma once
+// Picks the minimizer of a time step by name: the scene's solver.method, overridden by
+// -solver_method. Names: newton (projected Newton, PN-PCG), lbfgs (L-BFGS with an
+// initializer; LBFGS-H by default). HOT and DOT join here as further names.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "solvers/Minimizer.hpp"
+
+namespace optistep {
+
+/// The method names CreateMinimizer knows.
+const std::vector<std::string>& MinimizerTypes();
+
+/// Collective on comm: Create, SetFromOptions and SetUp of the minimizer that -solver_method
+/// names, or else config.method. InputError for an unknown name (naming -solver_method or
+/// scene_path's solver.method) or a bad option value.
+std::unique_ptr<Minimizer> CreateMinimizer(MPI_Comm comm, const SolverConfig& config,
+                                           const MinimizerDefaults& defaults,
+                                           const std::string& scene_path);
+
+}  // namespace optistep
