@@ -58,6 +58,7 @@ void CallReadingOptions(const std::string& prefix, const std::function<PetscErro
   std::string message = specific && *specific ? specific : (text ? text : "PETSc error");
   for (char& c : message)
     if (c == '\n') c = ' ';
+  while (!message.empty() && message.back() == ' ') message.pop_back();
   for (const auto& [name, value] : OptionsWithPrefix(prefix))
     if (!value.empty() && message.find(value) != std::string::npos)
       throw InputError(name + " " + value + ": " + message);

@@ -36,7 +36,7 @@ PetscErrorCode Minimizer::ReadOptions() {
 
 void Minimizer::SetFromOptions() {
   try {
-    OPTISTEP_PETSC(ReadOptions());
+    CallReadingOptions(prefix_, [&] { return ReadOptions(); });
   } catch (const InputError& e) {
     // The shared options name themselves without the prefix: add it.
     const std::string what = e.what();
