@@ -1,26 +1,32 @@
 #!/usr/bin/env bash
-# FEM benchmark: where a time step's time goes, on 1 and 2 ranks. It prints figures and
-# asserts nothing (tests live in tests/); run it on a quiet machine, timings on a shared
-# one vary by a factor of 2 or more.
+# FEM benchmark: where a time step's time goes, PN-PCG against LBFGS-H, on 1 and 2 ranks.
+# It prints figures and asserts nothing (tests live in tests/); run it on a quiet machine,
+# timings on a shared one vary by a factor of 2 or more.
 #
 # For configs/twisted_bar.yaml and configs/elephant_drop.yaml, a shortened run (--set
-# time.frames=N) on each rank count reports time per step, Newton and CG iterations per
-# step, and the time split by phase from stats.csv (the Os* PetscLogEvents; their
-# -log_view is kept next to it). bench/fem_kernel_bench gives the element kernel
-# throughput (energy + gradient + projected Hessian) in tets/s on one core.
+# time.frames=N) per method and rank count reports time per step, outer (Newton or
+# L-BFGS) and inner (CG) iterations per step, L-BFGS initializer applications, and the
+# time split by phase from stats.csv (the Os* PetscLogEvents; their -log_view is kept next
+# to it). Methods (same mesh, dt, steps and CN tolerance):
+#   newton  PN-PCG: projected Newton, Jacobi-PCG (the default)
+#   lbfgs   LBFGS-H: L-BFGS (window 5) initialized by the projected Hessian at the step's
+#           start, solved by Jacobi-PCG to relative tolerance 1/2 (--set solver.method=lbfgs)
+# bench/fem_kernel_bench gives the element kernel throughput (energy + gradient +
+# projected Hessian) in tets/s on one core.
 #
-# Usage: scripts/bench-fem.sh   (about 5 minutes on 2 cores)
+# Usage: scripts/bench-fem.sh   (about 8 minutes on 2 cores)
 # Environment: BUILD_DIR (default build), MPIEXEC (default mpiexec), RANKS (default
-#   "1 2"), BAR_FRAMES (default 40 of 200), ELEPHANT_FRAMES (default 12 of 48: 6 frames
-#   of free fall, then the impact).
-# Output: out/bench/<scene>_np<N>/ (stats.csv, log_view.txt, run.txt), and the table, as
-#   markdown, on stdout and in out/bench/fem.md.
+#   "1 2"), METHODS (default "newton lbfgs"), BAR_FRAMES (default 40 of 200),
+#   ELEPHANT_FRAMES (default 12 of 48: 6 frames of free fall, then the impact).
+# Output: out/bench/<scene>_<method>_np<N>/ (stats.csv, log_view.txt, run.txt), and the
+#   table, as markdown, on stdout and in out/bench/fem.md.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
 mpiexec=${MPIEXEC:-mpiexec}
 ranks=${RANKS:-"1 2"}
+methods=${METHODS:-"newton lbfgs"}
 bar_frames=${BAR_FRAMES:-40}
 elephant_frames=${ELEPHANT_FRAMES:-12}
 out=$root/out/bench
@@ -34,46 +40,53 @@ cmake --build "$build" --target optistep fem_kernel_bench -- -j2 >/dev/null
 [[ -s data/meshes/elephant.1.node ]] || scripts/fetch-meshes.sh
 mkdir -p "$out"
 
-# column_mean, share
+# column_mean, share, blas_name
 source "$root/scripts/bench-lib.sh"
 
 runs_md=$out/runs.md
 {
-  echo "| scene | nodes / tets | ranks | steps | s/step | Newton/step | CG/step | halvings" \
-       "| Energy | Gradient | Hessian | Assembly | LinearSolve | LineSearch" \
-       "| Hessian tets/s/core |"
-  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+  echo "| scene | nodes / tets | method | ranks | steps | s/step | outer/step | inner/step" \
+       "| init/step | halvings | Energy | Gradient | Hessian | Assembly | LinearSolve" \
+       "| LineSearch | InitializerSetUp | InitializerApply | Hessian tets/s/core |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 } >"$runs_md"
 
 for spec in "twisted_bar:$bar_frames" "elephant_drop:$elephant_frames"; do
   scene=${spec%%:*}
   frames=${spec##*:}
+  for method in $methods; do
   for np in $ranks; do
-    dir=$out/${scene}_np$np
+    dir=$out/${scene}_${method}_np$np
     rm -rf "$dir"
     mkdir -p "$dir"
-    echo "bench-fem: $scene, $frames frames, $np rank(s)" >&2
+    echo "bench-fem: $scene, $method, $frames frames, $np rank(s)" >&2
     "$mpiexec" --oversubscribe -n "$np" "$build/src/optistep" run "configs/$scene.yaml" --quiet \
-      --set time.frames="$frames" --set "output={directory: $dir, every: 1000000}" \
+      --set time.frames="$frames" --set solver.method="$method" \
+      --set "output={directory: $dir, every: 1000000}" \
       -log_view ":$dir/log_view.txt" >"$dir/run.txt" 2>&1
     csv=$dir/stats.csv
     mesh=$(awk '/ nodes, / { print $3 " / " $5; exit }' "$dir/run.txt")
     steps=$(($(wc -l <"$csv") - 1))
     wall=$(column_mean "$csv" wall_s)
     halvings=$(awk -F, 'NR > 1 { s += $4 } END { print s + 0 }' "$csv")
-    row="| $scene | $mesh | $np | $steps | $(printf %.3f "$wall")"
-    row+=" | $(printf %.1f "$(column_mean "$csv" newton_iterations)")"
-    row+=" | $(printf %.0f "$(column_mean "$csv" cg_iterations)") | $halvings"
-    for phase in Energy Gradient Hessian Assembly LinearSolve LineSearch; do
+    row="| $scene | $mesh | $method | $np | $steps | $(printf %.3f "$wall")"
+    row+=" | $(printf %.1f "$(column_mean "$csv" outer_iterations)")"
+    row+=" | $(printf %.0f "$(column_mean "$csv" inner_iterations)")"
+    row+=" | $(printf %.1f "$(column_mean "$csv" initializer_applications)") | $halvings"
+    for phase in Energy Gradient Hessian Assembly LinearSolve LineSearch InitializerSetUp \
+                 InitializerApply; do
       row+=" | $(share "$(column_mean "$csv" "t_$phase")" "$wall")"
     done
-    # One Hessian per Newton iteration over about tets/np tets per rank (ghost-layer
-    # duplicates left out), element kernel and MatSetValuesBlockedLocal together.
-    its=$(column_mean "$csv" newton_iterations)
+    # Hessians per step: one per Newton iteration; L-BFGS-H forms one per step (its
+    # initializer). Over about tets/np tets per rank (ghost-layer duplicates left out),
+    # element kernel and MatSetValuesBlockedLocal together.
+    hessians=1
+    [[ $method == newton ]] && hessians=$(column_mean "$csv" outer_iterations)
     t_hessian=$(column_mean "$csv" t_Hessian)
-    row+=" | $(awk -v tets="${mesh##* }" -v np="$np" -v its="$its" -v t="$t_hessian" \
+    row+=" | $(awk -v tets="${mesh##* }" -v np="$np" -v its="$hessians" -v t="$t_hessian" \
       'BEGIN { printf "%.3g", (t > 0 ? tets / np * its / t : 0) }')"
     echo "$row |" >>"$runs_md"
+  done
   done
 done
 
@@ -95,12 +108,14 @@ for scene in twisted_bar elephant_drop; do
 done
 
 {
-  echo "## FEM benchmark ($(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg))"
+  echo "## FEM benchmark ($(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), BLAS $(blas_name))"
   echo
   echo "Shortened runs: twisted_bar $bar_frames frames, elephant_drop $elephant_frames frames." \
        "Phase columns: mean seconds per step (share of the step's wall time), each the" \
-       "maximum over ranks; Energy and Gradient include the calls made inside LineSearch." \
-       "Hessian tets/s/core: tets per rank x Newton iterations / Hessian time, in the run."
+       "maximum over ranks; Energy and Gradient include the calls made inside LineSearch;" \
+       "InitializerSetUp (L-BFGS-H: the Hessian at the step's start) includes its Hessian" \
+       "and Assembly; InitializerApply holds L-BFGS's inner CG. Hessian tets/s/core: tets" \
+       "per rank x Hessians per step / Hessian time, in the run."
   echo
   cat "$runs_md"
   echo

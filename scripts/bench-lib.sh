@@ -9,3 +9,7 @@ column_mean() {
 share() {
   awk -v t="$1" -v w="$2" 'BEGIN { printf "%.3f (%.0f%%)", t, (w > 0 ? 100 * t / w : 0) }'
 }
+# The BLAS the run links (Debian's libblas.so.3 alternative), e.g. "openblas-pthread".
+blas_name() {
+  basename "$(dirname "$(readlink -f /usr/lib/x86_64-linux-gnu/libblas.so.3)")"
+}

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# MPM benchmark: where an implicit MPM step's time goes, PN-PCG against PN-PCG(MF), on 1
-# and 2 ranks. It prints figures and asserts nothing (tests live in tests/); run it on a
+# MPM benchmark: where an implicit MPM step's time goes, PN-PCG against PN-PCG(MF) and
+# LBFGS-H, on 1 and 2 ranks. It prints figures and asserts nothing (tests live in tests/); run it on a
 # quiet machine, timings on a shared one vary by a factor of 2 or more.
 #
 # Scene: HOT's twisting bar (Wang et al. 2020, Fig. 20) at dx = 0.015 m,
@@ -10,23 +10,26 @@
 #   PN-PCG      projected Newton, CG on the assembled BAIJ Hessian preconditioned by its
 #               inverse 3x3 diagonal blocks, HOT's inexact-CG forcing (the defaults)
 #   PN-PCG(MF)  the same with the Hessian applied matrix-free (--set mpm.matrix_free=true)
+#   LBFGS-H     L-BFGS (window 8, HOT Sec. 7.1) initialized by the projected Hessian at the
+#               step's start, solved by the same PCG to relative tolerance 1/2 (HOT's
+#               baseline; --set solver.method=lbfgs)
 # Each run is SHORTENED to the first BAR_FRAMES frames (--set time.frames=N) of the
 # scene's 48: the table is per step, not for the whole scene. Reported from stats.csv:
-# time per step, Newton and CG iterations per step, halvings, and the split by phase (the
-# Os* PetscLogEvents, maximum over ranks; their -log_view is kept next to it).
-# P2G and G2P have no -log_view event of their own: bench/mpm_transfer_bench times
-# mpm::P2G and mpm::G2P (and the stencil build) on a box of particles on one core, in
-# particles per second, at dx = 0.015 and 0.0075 m.
+# time per step, outer (Newton or L-BFGS) and inner (CG) iterations per step, halvings,
+# and the split by phase (the Os* PetscLogEvents, maximum over ranks; their -log_view is
+# kept next to it). bench/mpm_transfer_bench also times mpm::P2G and mpm::G2P (and the
+# stencil build) alone on a box of particles on one core, in particles per second, at
+# dx = 0.015 and 0.0075 m.
 #
 # HOT's reference code takes 358.4 s with its PN-PCG for the whole scene (E_mid = 1e8,
 # dx = 0.015, 48 frames) on a 2-core machine. HOT_FULL=1 also runs that scene in full on 2
 # ranks and prints optistep's total next to it (about 4 minutes more on a quiet 2-core
 # machine).
 #
-# Usage: scripts/bench-mpm.sh   (about 3 minutes on a quiet 2-core machine with the
+# Usage: scripts/bench-mpm.sh   (about 5 minutes on a quiet 2-core machine with the
 #   defaults)
 # Environment: BUILD_DIR (default build), MPIEXEC (default mpiexec), RANKS (default
-#   "1 2"), E_MIDS (default "1e5 1e7 1e9"), BAR_FRAMES (default 4 of 48: 8 steps, the
+#   "1 2"), VARIANTS (default "pn pnmf lbfgsh"), E_MIDS (default "1e5 1e7 1e9"), BAR_FRAMES (default 4 of 48: 8 steps, the
 #   first 30 degrees of the twist), TIME_LIMIT (seconds per run, default 150; a run cut
 #   off is reported with the steps it finished), HOT_FULL (default 0).
 # Output: out/bench/mpm_<variant>_E<E>_np<N>/ (stats.csv, log_view.txt, run.txt),
@@ -38,6 +41,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
 mpiexec=${MPIEXEC:-mpiexec}
 ranks=${RANKS:-"1 2"}
+variants=${VARIANTS:-"pn pnmf lbfgsh"}
 e_mids=${E_MIDS:-"1e5 1e7 1e9"}
 bar_frames=${BAR_FRAMES:-4}
 time_limit=${TIME_LIMIT:-150}
@@ -54,18 +58,24 @@ cmake --build "$build" --target optistep mpm_transfer_bench -- -j2 >/dev/null
 mkdir -p "$out"
 particles=$("$build/src/optistep" check "$scene" | awk '/ particles, / { print $3; exit }')
 
-# column_mean, share
+# column_mean, share, blas_name
 source "$root/scripts/bench-lib.sh"
 
 runs_md=$out/mpm_runs.md
 {
-  echo "| method | E_mid (Pa) | ranks | steps | s/step | Newton/step | CG/step | halvings" \
-       "| Hessian | Assembly | LinearSolve | LineSearch | rest | note |"
-  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+  echo "| method | E_mid (Pa) | ranks | steps | s/step | outer/step | inner/step | init/step" \
+       "| halvings | Hessian | Assembly | LinearSolve | LineSearch | InitializerSetUp" \
+       "| InitializerApply | P2G | G2P | rest | note |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 } >"$runs_md"
 
-for variant in pn pnmf; do
-  if [[ $variant == pn ]]; then method="PN-PCG"; mf=false; else method="PN-PCG(MF)"; mf=true; fi
+for variant in $variants; do
+  case $variant in
+    pn) method="PN-PCG"; mf=false; solver=newton ;;
+    pnmf) method="PN-PCG(MF)"; mf=true; solver=newton ;;
+    lbfgsh) method="LBFGS-H"; mf=false; solver=lbfgs ;;
+    *) echo "bench-mpm: unknown variant $variant (pn, pnmf, lbfgsh)" >&2; exit 1 ;;
+  esac
   for e_mid in $e_mids; do
     for np in $ranks; do
       dir=$out/mpm_${variant}_E${e_mid}_np$np
@@ -75,7 +85,8 @@ for variant in pn pnmf; do
       status=0
       timeout "$time_limit" "$mpiexec" --oversubscribe -n "$np" "$build/src/optistep" run "$scene" \
         --quiet --set time.frames="$bar_frames" --set bodies.1.material.E="$e_mid" \
-        --set mpm.matrix_free="$mf" --set "output={directory: $dir, every: 1000000}" \
+        --set mpm.matrix_free="$mf" --set solver.method="$solver" \
+        --set "output={directory: $dir, every: 1000000}" \
         -log_view ":$dir/log_view.txt" >"$dir/run.txt" 2>&1 || status=$?
       note=""
       if [[ $status -eq 124 ]]; then note="cut off at ${time_limit} s";
@@ -84,20 +95,25 @@ for variant in pn pnmf; do
       steps=0
       [[ -s $csv ]] && steps=$(($(wc -l <"$csv") - 1))
       if [[ $steps -le 0 ]]; then
-        echo "| $method | $e_mid | $np | 0 | | | | | | | | | | ${note:-no step} |" >>"$runs_md"
+        echo "| $method | $e_mid | $np | 0 | | | | | | | | | | | | | | | ${note:-no step} |" >>"$runs_md"
         continue
       fi
       wall=$(column_mean "$csv" wall_s)
       halvings=$(awk -F, 'NR > 1 { s += $4 } END { print s + 0 }' "$csv")
       row="| $method | $e_mid | $np | $steps | $(printf %.3f "$wall")"
-      row+=" | $(printf %.1f "$(column_mean "$csv" newton_iterations)")"
-      row+=" | $(printf %.0f "$(column_mean "$csv" cg_iterations)") | $halvings"
-      for phase in Hessian Assembly LinearSolve LineSearch; do
+      row+=" | $(printf %.1f "$(column_mean "$csv" outer_iterations)")"
+      row+=" | $(printf %.0f "$(column_mean "$csv" inner_iterations)")"
+      row+=" | $(printf %.1f "$(column_mean "$csv" initializer_applications)") | $halvings"
+      for phase in Hessian Assembly LinearSolve LineSearch InitializerSetUp InitializerApply \
+                   P2G G2P; do
         row+=" | $(share "$(column_mean "$csv" "t_$phase")" "$wall")"
       done
+      # Top-level phases only: InitializerSetUp holds its Hessian and Assembly.
       rest=$(awk -v w="$wall" -v h="$(column_mean "$csv" t_Hessian)" \
         -v a="$(column_mean "$csv" t_Assembly)" -v l="$(column_mean "$csv" t_LinearSolve)" \
-        -v s="$(column_mean "$csv" t_LineSearch)" 'BEGIN { r = w - h - a - l - s; print (r > 0 ? r : 0) }')
+        -v s="$(column_mean "$csv" t_LineSearch)" -v ia="$(column_mean "$csv" t_InitializerApply)" \
+        -v p="$(column_mean "$csv" t_P2G)" -v g="$(column_mean "$csv" t_G2P)" \
+        'BEGIN { r = w - h - a - l - s - ia - p - g; print (r > 0 ? r : 0) }')
       row+=" | $(share "$rest" "$wall") | $note"
       echo "$row |" >>"$runs_md"
     done
@@ -140,15 +156,17 @@ if [[ $hot_full == 1 ]]; then
 fi
 
 {
-  echo "## MPM benchmark ($(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg))"
+  echo "## MPM benchmark ($(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), BLAS $(blas_name))"
   echo
   echo "Twisting bar (HOT Fig. 20), dx = 0.015 m, $particles particles, SHORTENED to" \
        "$bar_frames of 48 frames. Phase columns: mean seconds per step (share of the step's" \
        "wall time), each the maximum over ranks; Energy and Gradient calls are inside" \
-       "LineSearch or rest; rest = wall - Hessian - Assembly - LinearSolve - LineSearch:" \
-       "grid build, P2G, constraints, the start's energy and gradients, G2P, F update," \
-       "migration. For PN-PCG(MF), Hessian is the per-particle dP/dF precompute and the" \
-       "products are in LinearSolve."
+       "LineSearch or rest; InitializerSetUp (LBFGS-H's Hessian at the step's start)" \
+       "contains that Hessian and its Assembly; rest = wall - Hessian - Assembly -" \
+       "LinearSolve - LineSearch - InitializerApply - P2G - G2P: halo exchange," \
+       "constraints, the start's energy and gradients, F update, migration. For" \
+       "PN-PCG(MF), Hessian is the per-particle dP/dF precompute and the products are in" \
+       "LinearSolve."
   echo
   cat "$runs_md"
   echo
