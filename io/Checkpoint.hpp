@@ -26,8 +26,8 @@
 #include <string>
 #include <vector>
 
+#include "core/DistributedArray.hpp"
 #include "io/Hdf5File.hpp"
-#include "partition/NaturalOrdering.hpp"
 
 namespace optistep {
 

@@ -18,20 +18,9 @@
 #include <string>
 #include <vector>
 
-namespace optistep {
+#include "core/DistributedArray.hpp"
 
-/// One rank's block of a global row-major (global_rows x columns) array: this rank holds
-/// rows [row_offset, row_offset + local_rows), local_rows * columns values from data.
-/// Ranks with no rows set local_rows = 0 (data may be null) and still take part.
-/// T is double, int32_t or int64_t.
-template <class T>
-struct DistributedArray {
-  int64_t global_rows = 0;
-  int64_t row_offset = 0;
-  int64_t local_rows = 0;
-  int columns = 1;
-  const T* data = nullptr;
-};
+namespace optistep {
 
 /// An HDF5 file opened on a communicator with the MPI-IO driver. Move-only; the destructor
 /// closes the file (collective) unless an exception is unwinding through it: then the file

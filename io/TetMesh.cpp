@@ -1,77 +1,45 @@
 #include "io/TetMesh.hpp"
 
 #include <algorithm>
-#include <cerrno>
-#include <charconv>
 #include <climits>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <string_view>
 #include <unordered_map>
 
 #include <Eigen/LU>
 
 #include "core/Error.hpp"
+#include "io/LineReader.hpp"
 
 namespace optistep {
 
 namespace {
 
-/// Reads a text mesh file one line at a time, splits lines into whitespace-separated
-/// fields, and words every error as "<file>:<line>: ..." with what that line should hold.
-class LineReader {
+/// A text mesh file read line by line (LineReader), with errors that say what the line
+/// should hold: the `expected` of the last Require.
+class MeshLineReader : public LineReader {
  public:
-  LineReader(std::string path, bool hash_comments)
-      : path_(std::move(path)), in_(path_), hash_comments_(hash_comments) {
-    if (!in_) throw InputError(path_ + ": cannot open the mesh file (" + std::strerror(errno) + ")");
-  }
-
-  /// Advances to the next line with at least one field; false at the end of the file.
-  bool Next() {
-    while (std::getline(in_, text_)) {
-      ++line_;
-      if (hash_comments_) text_.erase(std::min(text_.find('#'), text_.size()));
-      tokens_.clear();
-      std::size_t pos = 0;
-      while (true) {
-        pos = text_.find_first_not_of(" \t\r\v\f", pos);
-        if (pos == std::string::npos) break;
-        const std::size_t end = std::min(text_.find_first_of(" \t\r\v\f", pos), text_.size());
-        tokens_.emplace_back(text_.data() + pos, end - pos);
-        pos = end;
-      }
-      if (!tokens_.empty()) return true;
-    }
-    return false;
-  }
+  MeshLineReader(const std::string& path, bool hash_comments)
+      : LineReader(path, ReadInputFile(path, "mesh"), hash_comments ? '#' : '\0') {}
 
   /// Advances to the next line, which should be `expected`; a truncated file throws.
   void Require(const std::string& expected) {
     expected_ = expected;
-    if (!Next())
-      throw InputError(path_ + ":" + std::to_string(line_) +
-                       ": unexpected end of file after this line, expected " + expected_);
+    if (!Next()) Fail("unexpected end of file after this line, expected " + expected_);
   }
 
   /// The current line must have exactly n fields.
   void ExpectFields(std::size_t n) const {
-    if (tokens_.size() != n)
+    if (Size() != n)
       Fail("expected " + expected_ + " (" + std::to_string(n) + " fields), got " +
-           std::to_string(tokens_.size()) + " fields: '" + Text() + "'");
+           std::to_string(Size()) + " fields: '" + Text() + "'");
   }
-
-  std::size_t Size() const { return tokens_.size(); }
-  std::string_view Field(std::size_t i) const { return tokens_[i]; }
-  const std::string& Path() const { return path_; }
 
   long long Integer(std::size_t i) const {
     long long value = 0;
-    const std::string_view t = tokens_[i];
-    const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), value);
-    if (ec != std::errc() || end != t.data() + t.size()) BadField(i, "an integer");
+    if (!ParseInteger(Field(i), &value)) BadField(i, "an integer");
     return value;
   }
 
@@ -83,39 +51,18 @@ class LineReader {
   }
 
   double Real(std::size_t i) const {
-    std::string_view t = tokens_[i];
-    if (!t.empty() && t[0] == '+') t.remove_prefix(1);  // from_chars takes no '+'
     double value = 0.0;
-    const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), value);
-    if (ec != std::errc() || end != t.data() + t.size() || !std::isfinite(value))
-      BadField(i, "a finite number");
+    if (!ParseFiniteReal(Field(i), &value)) BadField(i, "a finite number");
     return value;
   }
 
-  [[noreturn]] void Fail(const std::string& what) const {
-    throw InputError(path_ + ":" + std::to_string(line_) + ": " + what);
-  }
-
  private:
-  /// The current line without comment and surrounding blanks, cut to a readable length.
-  std::string Text() const {
-    const char* begin = tokens_.front().data();
-    std::string text(begin, tokens_.back().data() + tokens_.back().size() - begin);
-    return text.size() > 80 ? text.substr(0, 77) + "..." : text;
-  }
-
   [[noreturn]] void BadField(std::size_t i, const char* kind) const {
-    Fail("field " + std::to_string(i + 1) + " '" + std::string(tokens_[i]) + "' is not " + kind +
+    Fail("field " + std::to_string(i + 1) + " '" + std::string(Field(i)) + "' is not " + kind +
          "; expected " + expected_ + ": '" + Text() + "'");
   }
 
-  std::string path_;
-  std::ifstream in_;
-  bool hash_comments_;
-  std::string text_;
-  std::vector<std::string_view> tokens_;
   std::string expected_;
-  int line_ = 0;
 };
 
 std::string Scientific(double x) {
@@ -139,7 +86,7 @@ struct TetGenNodes {
 };
 
 TetGenNodes ReadTetGenNodes(const std::string& path) {
-  LineReader in(path, /*hash_comments=*/true);
+  MeshLineReader in(path, /*hash_comments=*/true);
   in.Require("the .node header '<#points> 3 <#attributes> <#boundary markers: 0|1>'");
   in.ExpectFields(4);
   const int count = in.Count(0);
@@ -173,7 +120,7 @@ TetGenNodes ReadTetGenNodes(const std::string& path) {
 }
 
 std::vector<std::array<int, 4>> ReadTetGenEle(const std::string& path, const TetGenNodes& points) {
-  LineReader in(path, /*hash_comments=*/true);
+  MeshLineReader in(path, /*hash_comments=*/true);
   in.Require("the .ele header '<#tets> <nodes per tet: 4|10> <#attributes>'");
   in.ExpectFields(3);
   const int count = in.Count(0);
@@ -223,19 +170,19 @@ struct GmshMesh {
 };
 
 /// The next line must be the section end `end` (after the number of items announced).
-void ExpectSectionEnd(LineReader& in, const std::string& end) {
+void ExpectSectionEnd(MeshLineReader& in, const std::string& end) {
   in.Require(end);
   if (in.Field(0) != end) in.Fail("expected " + end + " (does the count in the section header match?)");
 }
 
-void AddGmshNode(LineReader& in, GmshMesh& gmsh, long long tag, const Vec3& x) {
+void AddGmshNode(MeshLineReader& in, GmshMesh& gmsh, long long tag, const Vec3& x) {
   if (!gmsh.index_of_tag.emplace(tag, static_cast<int>(gmsh.mesh.nodes.size())).second)
     in.Fail("node tag " + std::to_string(tag) + " appears twice");
   gmsh.mesh.nodes.push_back(x);
 }
 
 /// Adds the tet whose 4 node tags are the fields first..first+3 of the current line.
-void AddGmshTet(LineReader& in, GmshMesh& gmsh, std::size_t first) {
+void AddGmshTet(MeshLineReader& in, GmshMesh& gmsh, std::size_t first) {
   std::array<int, 4> tet;
   for (int k = 0; k < 4; ++k) {
     const long long tag = in.Integer(first + k);
@@ -246,7 +193,7 @@ void AddGmshTet(LineReader& in, GmshMesh& gmsh, std::size_t first) {
   gmsh.mesh.tets.push_back(tet);
 }
 
-void ReadGmshNodes22(LineReader& in, GmshMesh& gmsh) {
+void ReadGmshNodes22(MeshLineReader& in, GmshMesh& gmsh) {
   in.Require("the number of nodes");
   in.ExpectFields(1);
   const int count = in.Count(0);
@@ -258,7 +205,7 @@ void ReadGmshNodes22(LineReader& in, GmshMesh& gmsh) {
   ExpectSectionEnd(in, "$EndNodes");
 }
 
-void ReadGmshElements22(LineReader& in, GmshMesh& gmsh) {
+void ReadGmshElements22(MeshLineReader& in, GmshMesh& gmsh) {
   in.Require("the number of elements");
   in.ExpectFields(1);
   const int count = in.Count(0);
@@ -278,7 +225,7 @@ void ReadGmshElements22(LineReader& in, GmshMesh& gmsh) {
 /// read_block(n) reads the block's n items (the block header's fields are still the
 /// current line), then the section's end line.
 template <class ReadBlock>
-void ReadGmshBlocks41(LineReader& in, const std::string& section, const std::string& block_header,
+void ReadGmshBlocks41(MeshLineReader& in, const std::string& section, const std::string& block_header,
                       ReadBlock read_block) {
   const std::string items = section == "$Nodes" ? "nodes" : "elements";
   in.Require("the " + section + " header '<#blocks> <#" + items + "> <min tag> <max tag>'");
@@ -299,7 +246,7 @@ void ReadGmshBlocks41(LineReader& in, const std::string& section, const std::str
   ExpectSectionEnd(in, "$End" + section.substr(1));
 }
 
-void ReadGmshNodes41(LineReader& in, GmshMesh& gmsh) {
+void ReadGmshNodes41(MeshLineReader& in, GmshMesh& gmsh) {
   std::vector<long long> tags;
   const auto read_block = [&](int n) {
     const int dim = in.Count(0);
@@ -322,7 +269,7 @@ void ReadGmshNodes41(LineReader& in, GmshMesh& gmsh) {
                    read_block);
 }
 
-void ReadGmshElements41(LineReader& in, GmshMesh& gmsh) {
+void ReadGmshElements41(MeshLineReader& in, GmshMesh& gmsh) {
   const auto read_block = [&](int n) {
     const bool tets = in.Integer(2) == kGmshTet4;
     if (tets && in.Integer(0) != 3) in.Fail("expected entity dimension 3 for a block of tetrahedra (type 4)");
@@ -338,7 +285,7 @@ void ReadGmshElements41(LineReader& in, GmshMesh& gmsh) {
 }
 
 TetMeshData ReadGmsh(const std::string& path) {
-  LineReader in(path, /*hash_comments=*/false);
+  MeshLineReader in(path, /*hash_comments=*/false);
   in.Require("$MeshFormat");
   if (in.Field(0) != "$MeshFormat") in.Fail("expected $MeshFormat on the first line (is this a Gmsh .msh file?)");
   in.Require("'<version> <file type> <data size>'");

@@ -6,20 +6,9 @@
 
 #include <vector>
 
-#include "io/Hdf5File.hpp"
+#include "core/DistributedArray.hpp"
 
 namespace optistep {
-
-/// This rank's share [offset, offset + count) of n items split as evenly as possible over
-/// the ranks of comm, in rank order (the first n % size ranks hold one more). The split of
-/// natural-order arrays, frames and checkpoints.
-struct RowRange {
-  int64_t offset = 0;
-  int64_t count = 0;
-};
-RowRange EvenRows(MPI_Comm comm, int64_t n);
-/// The rank whose EvenRows share of n items over size ranks holds item row.
-int EvenRowsRank(int64_t n, int size, int64_t row);
 
 class NaturalOrdering {
  public:

@@ -1,14 +1,22 @@
 // Distribution of a tet mesh (partition/TetPartition): every tet counted exactly once,
 // every node owned exactly once with a contiguous PETSc range, ghosts consistent with
-// their owners, global ids round-trip through the natural ordering. On 1, 2 and 4 ranks.
+// their owners, global ids round-trip through the natural ordering. Distribution of grid
+// blocks (partition/BlockPartition): owners of new blocks worked by hand, a METIS split
+// of a row of equal blocks, and the order in which migrated records (partition/Migration)
+// arrive. On 1, 2 and 4 ranks.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <numeric>
+#include <stdexcept>
+#include <vector>
 
 #include "TestScenes.hpp"
 #include "TestUtil.hpp"
 #include "model/SceneMesh.hpp"
+#include "partition/BlockPartition.hpp"
+#include "partition/Migration.hpp"
 #include "partition/NaturalOrdering.hpp"
 
 namespace optistep {
@@ -129,6 +137,105 @@ TEST(Partition, QualityReportIsConsistentWithTheDistribution) {
     EXPECT_GT(q.edge_cut, 0);
     EXPECT_LT(q.node_imbalance, 1.2);  // METIS's default ufactor allows 3% on tets
   }
+}
+
+TEST(BlockPartition, NewBlocksGoToTheLowestRankTouchingThemAndKnownOnesKeepTheirOwner) {
+  const int rank = test::Rank(), size = test::Size();
+  BlockPartition blocks(MPI_COMM_WORLD);
+  // Rank r touches the blocks (r, 0, 0) and (r + 1, 0, 0), twice; the last rank also
+  // (-1, -2, -3). Block (k, 0, 0) is touched by ranks k - 1 and k.
+  std::vector<Eigen::Vector3i> touched = {{rank + 1, 0, 0}, {rank, 0, 0}, {rank, 0, 0}};
+  if (rank == size - 1) touched.emplace_back(-1, -2, -3);
+  blocks.Update(touched);
+  for (int k = 0; k <= size; ++k) EXPECT_EQ(blocks.Owner({k, 0, 0}), std::max(k - 1, 0)) << k;
+  EXPECT_EQ(blocks.Owner({-1, -2, -3}), size - 1);
+  EXPECT_THROW(blocks.Owner({0, 1, 0}), std::logic_error);
+
+  // Now only the last rank touches the row: its blocks keep their owners, (-1, -2, -3)
+  // is dropped, and (0, 5, 0) is new.
+  touched.clear();
+  if (rank == size - 1) {
+    for (int k = 0; k <= size; ++k) touched.emplace_back(k, 0, 0);
+    touched.emplace_back(0, 5, 0);
+  }
+  blocks.Update(touched);
+  for (int k = 0; k <= size; ++k) EXPECT_EQ(blocks.Owner({k, 0, 0}), std::max(k - 1, 0)) << k;
+  EXPECT_EQ(blocks.Owner({0, 5, 0}), size - 1);
+  EXPECT_THROW(blocks.Owner({-1, -2, -3}), std::logic_error);
+
+  // Export lists the blocks in (bz, by, bx) order; Assign restores the same map.
+  std::vector<Eigen::Vector3i> exported;
+  std::vector<int> owners;
+  blocks.Export(&exported, &owners);
+  ASSERT_EQ(exported.size(), static_cast<std::size_t>(size + 2));
+  for (int k = 0; k <= size; ++k) EXPECT_EQ(exported[k], Eigen::Vector3i(k, 0, 0));
+  EXPECT_EQ(exported.back(), Eigen::Vector3i(0, 5, 0));
+  BlockPartition restored(MPI_COMM_WORLD);
+  restored.Assign(exported, owners);
+  for (std::size_t b = 0; b < exported.size(); ++b) EXPECT_EQ(restored.Owner(exported[b]), owners[b]);
+}
+
+TEST(BlockPartition, RepartitionSplitsARowOfEqualBlocksEvenly) {
+  const int rank = test::Rank(), size = test::Size();
+  // Rank 0 touches a row of 8 blocks per rank and holds 10 items in each: all on rank 0,
+  // an imbalance of `size`, until METIS splits the row into runs of 8 blocks.
+  const int n = 8 * size;
+  std::vector<Eigen::Vector3i> touched, home;
+  if (rank == 0)
+    for (int k = 0; k < n; ++k) {
+      touched.emplace_back(k, 0, 0);
+      home.insert(home.end(), 10, Eigen::Vector3i(k, 0, 0));
+    }
+  BlockPartition blocks(MPI_COMM_WORLD);
+  blocks.Update(touched);
+  EXPECT_DOUBLE_EQ(blocks.ProjectedImbalance(home), size);
+  blocks.Repartition(home);
+  std::vector<int> per_rank(size, 0);
+  for (int k = 0; k < n; ++k) ++per_rank[blocks.Owner({k, 0, 0})];
+  for (int r = 0; r < size; ++r) EXPECT_EQ(per_rank[r], 8) << "rank " << r;
+  EXPECT_DOUBLE_EQ(blocks.ProjectedImbalance(home), 1.0);
+  EXPECT_DOUBLE_EQ(LoadImbalance({3, 1}), 1.5);
+  EXPECT_DOUBLE_EQ(LoadImbalance({0, 0}), 1.0);
+}
+
+/// Records of two doubles (an id and the rank that made it), for MigrateRecords.
+struct IdRecords {
+  static constexpr int kPackedDoubles = 2;
+  std::vector<double> values;
+  std::size_t size() const { return values.size() / 2; }
+  void Pack(std::size_t p, double* out) const { std::copy_n(&values[2 * p], 2, out); }
+  void AppendPacked(const double* in) { values.insert(values.end(), in, in + 2); }
+  void EraseIf(const std::vector<char>& erase) {
+    std::vector<double> kept;
+    for (std::size_t p = 0; p < size(); ++p)
+      if (!erase[p]) kept.insert(kept.end(), &values[2 * p], &values[2 * p] + 2);
+    values.swap(kept);
+  }
+};
+
+TEST(Migration, RecordsArriveAfterTheStayingOnesBySendingRankInTheSendersOrder) {
+  const int rank = test::Rank(), size = test::Size();
+  // Rank r makes the records 100 r + k, k = 0 .. 3 size - 1, record k going to rank
+  // size - 1 - k % size.
+  auto destination_of = [size](int k) { return size - 1 - k % size; };
+  IdRecords records;
+  std::vector<int> destination;
+  for (int k = 0; k < 3 * size; ++k) {
+    records.AppendPacked(std::array<double, 2>{100.0 * rank + k, 1.0 * rank}.data());
+    destination.push_back(destination_of(k));
+  }
+  const long long moved = MigrateRecords(MPI_COMM_WORLD, destination, &records);
+  EXPECT_EQ(moved, 3LL * size * (size - 1));
+  // The records that stay, in their order, then the arrivals by sending rank.
+  std::vector<double> expected;
+  auto add_from = [&](int r) {
+    for (int k = 0; k < 3 * size; ++k)
+      if (destination_of(k) == rank) expected.insert(expected.end(), {100.0 * r + k, 1.0 * r});
+  };
+  add_from(rank);
+  for (int r = 0; r < size; ++r)
+    if (r != rank) add_from(r);
+  EXPECT_EQ(records.values, expected);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include "core/Error.hpp"
 #include "core/Phases.hpp"
 #include "integrators/IntegratorFactory.hpp"
+#include "io/SurfaceMesh.hpp"
 #include "io/TetMesh.hpp"
 #include "mpm/Sampling.hpp"
 #include "mpm/Shapes.hpp"
@@ -28,7 +29,7 @@ std::unique_ptr<mpm::Shape> BodyShape(const BodyConfig& body) {
     case BodyConfig::Source::kMesh:
       return std::make_unique<mpm::TetMeshShape>(ReadTetMesh(body.mesh), body.mesh);
     case BodyConfig::Source::kSurface:
-      return std::make_unique<mpm::ClosedSurface>(mpm::ReadSurfaceMesh(body.surface), body.surface);
+      return std::make_unique<mpm::ClosedSurface>(ReadSurfaceMesh(body.surface), body.surface);
     case BodyConfig::Source::kShape: {
       const ShapeConfig& s = body.shape;
       switch (s.kind) {

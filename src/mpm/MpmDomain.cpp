@@ -1,21 +1,18 @@
 #include "mpm/MpmDomain.hpp"
 
-#include <metis.h>
-
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 #include <stdexcept>
 #include <string>
 
 #include "core/Error.hpp"
 #include "core/GhostedVector.hpp"
 #include "partition/Exchange.hpp"
+#include "partition/Migration.hpp"
 
 namespace optistep::mpm {
 namespace {
 
-constexpr int kBias = 1 << 20;
 constexpr int kWidth = LocalGrid::kBlockWidth;
 
 int FloorDiv(int a, int b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
@@ -37,21 +34,9 @@ int StencilBlocks(const Stencil& s, Eigen::Vector3i* blocks) {
 }  // namespace
 
 MpmDomain::MpmDomain(MPI_Comm comm, double dx, double repartition_threshold)
-    : comm_(comm), dx_(dx), threshold_(repartition_threshold) {
+    : comm_(comm), dx_(dx), threshold_(repartition_threshold), blocks_(comm) {
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &size_);
-}
-
-std::uint64_t MpmDomain::Key(const Eigen::Vector3i& b) {
-  return (static_cast<std::uint64_t>(b[2] + kBias) << 42) |
-         (static_cast<std::uint64_t>(b[1] + kBias) << 21) | static_cast<std::uint64_t>(b[0] + kBias);
-}
-
-Eigen::Vector3i MpmDomain::Unkey(std::uint64_t key) {
-  const std::uint64_t mask = (1u << 21) - 1;
-  return Eigen::Vector3i(static_cast<int>(key & mask) - kBias,
-                         static_cast<int>((key >> 21) & mask) - kBias,
-                         static_cast<int>((key >> 42) & mask) - kBias);
 }
 
 Eigen::Vector3i MpmDomain::HomeBlock(const Vec3& x) const {
@@ -60,68 +45,44 @@ Eigen::Vector3i MpmDomain::HomeBlock(const Vec3& x) const {
   return b;
 }
 
-int MpmDomain::OwnerOfBlock(const Eigen::Vector3i& block) const {
-  const auto it = owner_.find(Key(block));
-  if (it == owner_.end())
-    throw std::logic_error("MPM block (" + std::to_string(block[0]) + ", " +
-                           std::to_string(block[1]) + ", " + std::to_string(block[2]) +
-                           ") has no owner");
-  return it->second;
-}
-
 long long MpmDomain::GlobalParticleCount() const {
   long long n = static_cast<long long>(n_owned_), total = 0;
   MPI_Allreduce(&n, &total, 1, MPI_LONG_LONG, MPI_SUM, comm_);
   return total;
 }
 
-std::vector<std::uint64_t> MpmDomain::TouchedBlocks() const {
-  std::vector<std::uint64_t> keys;
-  keys.reserve(2 * n_owned_);
+std::vector<Eigen::Vector3i> MpmDomain::TouchedBlocks() const {
+  std::vector<Eigen::Vector3i> touched;
+  touched.reserve(2 * n_owned_);
   Eigen::Vector3i blocks[8];
   for (std::size_t p = 0; p < n_owned_; ++p) {
     const int n = StencilBlocks(MakeStencil(particles_.x[p], dx_), blocks);
-    for (int b = 0; b < n; ++b) keys.push_back(Key(blocks[b]));
+    touched.insert(touched.end(), blocks, blocks + n);
   }
-  std::sort(keys.begin(), keys.end());
-  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
-  return keys;
+  return touched;
 }
 
-void MpmDomain::UpdateBlockMap(const std::vector<std::uint64_t>& blocks,
-                               const std::vector<int>& claimant) {
-  std::unordered_map<std::uint64_t, int> updated;
-  updated.reserve(blocks.size());
-  for (std::size_t b = 0; b < blocks.size(); ++b) {
-    const auto it = owner_.find(blocks[b]);
-    updated[blocks[b]] = (it != owner_.end()) ? it->second : claimant[b];
-  }
-  owner_.swap(updated);
+std::vector<Eigen::Vector3i> MpmDomain::HomeBlocks() const {
+  std::vector<Eigen::Vector3i> home(n_owned_);
+  for (std::size_t p = 0; p < n_owned_; ++p) home[p] = HomeBlock(particles_.x[p]);
+  return home;
 }
 
 void MpmDomain::Distribute(Particles all) {
   particles_ = std::move(all);
   n_owned_ = particles_.size();
-  owner_.clear();
+  blocks_.Clear();
   Rebalance(true);
 }
 
 void MpmDomain::ExportBlockOwners(std::vector<Eigen::Vector3i>* blocks,
                                   std::vector<int>* owners) const {
-  std::vector<std::pair<std::uint64_t, int>> map(owner_.begin(), owner_.end());
-  std::sort(map.begin(), map.end());
-  blocks->clear();
-  owners->clear();
-  for (const auto& [key, r] : map) {
-    blocks->push_back(Unkey(key));
-    owners->push_back(r);
-  }
+  blocks_.Export(blocks, owners);
 }
 
 void MpmDomain::Restore(Particles owned, const std::vector<Eigen::Vector3i>& blocks,
                         const std::vector<int>& owners) {
-  owner_.clear();
-  for (std::size_t b = 0; b < blocks.size(); ++b) owner_[Key(blocks[b])] = owners[b];
+  blocks_.Assign(blocks, owners);
   particles_ = std::move(owned);
   n_owned_ = particles_.size();
   for (std::size_t p = 0; p < n_owned_; ++p)
@@ -132,124 +93,29 @@ void MpmDomain::Restore(Particles owned, const std::vector<Eigen::Vector3i>& blo
 
 BalanceReport MpmDomain::Rebalance(bool force) {
   DropHalo();
-  // The global set of touched blocks; a new block goes to the lowest rank touching it.
-  std::vector<int> counts;
-  const std::vector<std::uint64_t> all = AllGatherLists(comm_, TouchedBlocks(), &counts);
-  std::vector<std::pair<std::uint64_t, int>> claims;
-  claims.reserve(all.size());
-  for (int r = 0, k = 0; r < size_; ++r)
-    for (int i = 0; i < counts[r]; ++i, ++k) claims.emplace_back(all[k], r);
-  std::sort(claims.begin(), claims.end());
-  std::vector<std::uint64_t> blocks;
-  std::vector<int> claimant;
-  for (const auto& [key, r] : claims)
-    if (blocks.empty() || blocks.back() != key) {
-      blocks.push_back(key);
-      claimant.push_back(r);
-    }
-  UpdateBlockMap(blocks, claimant);
-
+  blocks_.Update(TouchedBlocks());
   BalanceReport report;
-  auto imbalance = [&] {
-    long long mine = static_cast<long long>(n_owned_);
-    report.particles_per_rank.assign(size_, 0);
-    MPI_Allgather(&mine, 1, MPI_LONG_LONG, report.particles_per_rank.data(), 1, MPI_LONG_LONG,
-                  comm_);
-    const long long total = std::accumulate(report.particles_per_rank.begin(),
-                                            report.particles_per_rank.end(), 0LL);
-    const long long most =
-        *std::max_element(report.particles_per_rank.begin(), report.particles_per_rank.end());
-    return total > 0 ? most * static_cast<double>(size_) / total : 1.0;
-  };
+  const std::vector<Eigen::Vector3i> home = HomeBlocks();
   // The imbalance the particles would have after migrating to the current block owners.
-  {
-    std::vector<long long> per_rank(size_, 0), total(size_, 0);
-    for (std::size_t p = 0; p < n_owned_; ++p) ++per_rank[OwnerOfBlock(HomeBlock(particles_.x[p]))];
-    MPI_Allreduce(per_rank.data(), total.data(), size_, MPI_LONG_LONG, MPI_SUM, comm_);
-    const long long sum = std::accumulate(total.begin(), total.end(), 0LL);
-    const long long most = *std::max_element(total.begin(), total.end());
-    const double projected = sum > 0 ? most * static_cast<double>(size_) / sum : 1.0;
-    if (size_ > 1 && (force || projected > threshold_)) {
-      Repartition();
-      report.repartitioned = true;
-    }
+  const double projected = blocks_.ProjectedImbalance(home);
+  if (size_ > 1 && (force || projected > threshold_)) {
+    blocks_.Repartition(home);
+    report.repartitioned = true;
   }
-  report.migrated = Migrate();
-  report.imbalance = imbalance();
-  return report;
-}
-
-void MpmDomain::Repartition() {
-  std::vector<std::uint64_t> keys;
-  keys.reserve(owner_.size());
-  for (const auto& [key, r] : owner_) keys.push_back(key);
-  std::sort(keys.begin(), keys.end());
-  const int n = static_cast<int>(keys.size());
-  std::unordered_map<std::uint64_t, int> index;
-  index.reserve(n);
-  for (int b = 0; b < n; ++b) index[keys[b]] = b;
-  std::vector<long long> local(n, 0), weight(n, 0);
-  for (std::size_t p = 0; p < n_owned_; ++p) ++local[index.at(Key(HomeBlock(particles_.x[p])))];
-  MPI_Allreduce(local.data(), weight.data(), n, MPI_LONG_LONG, MPI_SUM, comm_);
-
-  std::vector<int> part(n, 0);
-  if (rank_ == 0 && n > 0) {
-    std::vector<idx_t> xadj(n + 1, 0), adjncy, vwgt(n);
-    for (int b = 0; b < n; ++b) {
-      const Eigen::Vector3i c = Unkey(keys[b]);
-      for (int dz = -1; dz <= 1; ++dz)
-        for (int dy = -1; dy <= 1; ++dy)
-          for (int dx = -1; dx <= 1; ++dx) {
-            if (dx == 0 && dy == 0 && dz == 0) continue;
-            const auto it = index.find(Key(c + Eigen::Vector3i(dx, dy, dz)));
-            if (it != index.end()) adjncy.push_back(it->second);
-          }
-      xadj[b + 1] = static_cast<idx_t>(adjncy.size());
-      // Every block carries its nodes' work even without particles of its own.
-      vwgt[b] = static_cast<idx_t>(weight[b] + 1);
-    }
-    idx_t nvtxs = n, ncon = 1, nparts = size_, objval = 0;
-    idx_t options[METIS_NOPTIONS];
-    METIS_SetDefaultOptions(options);
-    options[METIS_OPTION_SEED] = 1;
-    options[METIS_OPTION_NUMBERING] = 0;
-    std::vector<idx_t> result(n, 0);
-    const int status = METIS_PartGraphKway(&nvtxs, &ncon, xadj.data(), adjncy.data(), vwgt.data(),
-                                           nullptr, nullptr, &nparts, nullptr, nullptr, options,
-                                           &objval, result.data());
-    if (status != METIS_OK)
-      throw std::runtime_error("METIS_PartGraphKway failed with status " + std::to_string(status));
-    for (int b = 0; b < n; ++b) part[b] = static_cast<int>(result[b]);
-  }
-  MPI_Bcast(part.data(), n, MPI_INT, 0, comm_);
-  for (int b = 0; b < n; ++b) owner_[keys[b]] = part[b];
-}
-
-long long MpmDomain::Migrate() {
-  std::vector<std::vector<double>> send(size_);
-  std::vector<char> leaving(n_owned_, 0);
-  for (std::size_t p = 0; p < n_owned_; ++p) {
-    const int dest = OwnerOfBlock(HomeBlock(particles_.x[p]));
-    if (dest == rank_) continue;
-    leaving[p] = 1;
-    auto& buffer = send[dest];
-    buffer.resize(buffer.size() + Particles::kPackedDoubles);
-    particles_.Pack(p, buffer.data() + buffer.size() - Particles::kPackedDoubles);
-  }
-  particles_.EraseIf(leaving);
-  long long moved = std::count(leaving.begin(), leaving.end(), 1), total = 0;
-  const std::vector<std::vector<double>> recv = AllToAll(comm_, send);
-  for (const auto& buffer : recv)
-    for (std::size_t k = 0; k < buffer.size(); k += Particles::kPackedDoubles)
-      particles_.AppendPacked(buffer.data() + k);
+  std::vector<int> destination(n_owned_);
+  for (std::size_t p = 0; p < n_owned_; ++p) destination[p] = OwnerOfBlock(home[p]);
+  report.migrated = MigrateRecords(comm_, destination, &particles_);
   n_owned_ = particles_.size();
-  MPI_Allreduce(&moved, &total, 1, MPI_LONG_LONG, MPI_SUM, comm_);
-  return total;
+  long long mine = static_cast<long long>(n_owned_);
+  report.particles_per_rank.assign(size_, 0);
+  MPI_Allgather(&mine, 1, MPI_LONG_LONG, report.particles_per_rank.data(), 1, MPI_LONG_LONG, comm_);
+  report.imbalance = LoadImbalance(report.particles_per_rank);
+  return report;
 }
 
 void MpmDomain::ExchangeHalo() {
   DropHalo();
-  std::vector<std::vector<double>> send(size_);
+  RecordExchange<Particles> halo(comm_);
   Eigen::Vector3i blocks[8];
   int ranks[8];
   for (std::size_t p = 0; p < n_owned_; ++p) {
@@ -259,16 +125,9 @@ void MpmDomain::ExchangeHalo() {
       const int r = OwnerOfBlock(blocks[b]);
       if (r != rank_ && std::find(ranks, ranks + n_ranks, r) == ranks + n_ranks) ranks[n_ranks++] = r;
     }
-    for (int k = 0; k < n_ranks; ++k) {
-      auto& buffer = send[ranks[k]];
-      buffer.resize(buffer.size() + Particles::kPackedDoubles);
-      particles_.Pack(p, buffer.data() + buffer.size() - Particles::kPackedDoubles);
-    }
+    for (int k = 0; k < n_ranks; ++k) halo.Send(particles_, p, ranks[k]);
   }
-  const std::vector<std::vector<double>> recv = AllToAll(comm_, send);
-  for (const auto& buffer : recv)
-    for (std::size_t k = 0; k < buffer.size(); k += Particles::kPackedDoubles)
-      particles_.AppendPacked(buffer.data() + k);
+  halo.Deliver(&particles_);
 }
 
 void MpmDomain::BuildStepGrid(StepGrid* step) const {

@@ -3,9 +3,12 @@
 //
 // The unit of distribution is the grid block of 4^3 nodes (mpm/LocalGrid.hpp). Every
 // rank holds the same map from the blocks that particle stencils touch to their owning
-// ranks; METIS_PartGraphKway splits the block adjacency graph (26-neighbourhood) with
-// vertex weight = particles in the block, at start and whenever the imbalance (max over
-// mean particles per rank) passes a threshold.
+// ranks (partition/BlockPartition); METIS_PartGraphKway splits the block adjacency graph
+// (26-neighbourhood) with vertex weight = particles in the block, at start and whenever
+// the imbalance (max over mean particles per rank) passes a threshold. Particles move to
+// their blocks' owners, and halo copies to the ranks that need them, as packed records
+// (partition/Migration.hpp). MpmDomain keeps what is MPM's: which blocks a particle's
+// stencil touches, the halo, and the step grid.
 //  - A particle lives on the rank owning the block of its cell floor(x_p / dx).
 //  - A grid node is owned by the rank owning its block; the unknowns of a step are the
 //    owned nodes with mass, numbered contiguously per rank (PETSc ownership).
@@ -17,12 +20,12 @@
 #include <petscvec.h>
 
 #include <cstdint>
-#include <unordered_map>
 #include <vector>
 
 #include "mpm/LocalGrid.hpp"
 #include "mpm/Particles.hpp"
 #include "mpm/Transfers.hpp"
+#include "partition/BlockPartition.hpp"
 
 namespace optistep::mpm {
 
@@ -98,22 +101,16 @@ class MpmDomain {
   const Particles& particles() const { return particles_; }
   std::size_t n_owned() const { return n_owned_; }
   long long GlobalParticleCount() const;
-  int OwnerOfBlock(const Eigen::Vector3i& block) const;
+  /// The rank owning block (block coordinates); std::logic_error if no rank does.
+  int OwnerOfBlock(const Eigen::Vector3i& block) const { return blocks_.Owner(block); }
   /// Block of the cell of x (the block that owns a particle at x).
   Eigen::Vector3i HomeBlock(const Vec3& x) const;
 
  private:
-  static std::uint64_t Key(const Eigen::Vector3i& block);
-  static Eigen::Vector3i Unkey(std::uint64_t key);
-  /// Blocks touched by the stencils of the owned particles, sorted, unique.
-  std::vector<std::uint64_t> TouchedBlocks() const;
-  /// Replaces the block map by `blocks` (the global touched set), keeping known owners.
-  void UpdateBlockMap(const std::vector<std::uint64_t>& blocks,
-                      const std::vector<int>& claimant);
-  /// METIS over the current block map with weights = owned particles per block.
-  void Repartition();
-  /// Sends every owned particle whose home block another rank owns to that rank.
-  long long Migrate();
+  /// Blocks touched by the stencils of the owned particles (repeats included).
+  std::vector<Eigen::Vector3i> TouchedBlocks() const;
+  /// HomeBlock of each owned particle.
+  std::vector<Eigen::Vector3i> HomeBlocks() const;
 
   MPI_Comm comm_;
   int rank_ = 0;
@@ -122,7 +119,7 @@ class MpmDomain {
   double threshold_;
   Particles particles_;
   std::size_t n_owned_ = 0;
-  std::unordered_map<std::uint64_t, int> owner_;  ///< block key -> rank, same on all ranks
+  BlockPartition blocks_;  ///< block -> rank, same on all ranks
 };
 
 }  // namespace optistep::mpm

@@ -84,33 +84,4 @@ void UpdateDeformationGradients(const StencilCache& cache, double dt, const doub
     particles->F[p] = DeformationGradientUpdate(particles->F[p], dt, cache, p, v);
 }
 
-double ElasticEnergy(const Particles& particles, const StencilCache& cache,
-                     const MaterialTable& materials, double dt, const double* v) {
-  double energy = 0.0;
-  for (std::size_t p = 0; p < particles.size(); ++p) {
-    const Mat3 F_p = DeformationGradientUpdate(particles.F[p], dt, cache, p, v);
-    energy += particles.V0[p] * materials[particles.material[p]]->Psi(F_p);
-  }
-  return energy;
-}
-
-double AddElasticEnergyGradient(const Particles& particles, const StencilCache& cache,
-                                const MaterialTable& materials, double dt, const double* v,
-                                double* g) {
-  double energy = 0.0;
-  for (std::size_t p = 0; p < particles.size(); ++p) {
-    const Mat3& F_n = particles.F[p];
-    const Mat3 F_p = DeformationGradientUpdate(F_n, dt, cache, p, v);
-    Mat3 P;
-    energy += particles.V0[p] * materials[particles.material[p]]->PsiAndP(F_p, &P);
-    // dt V0_p P(F_p) (F_p^n)^T, applied to each grad_w_ip (Gast et al. 2015, Sec. 6).
-    const Mat3 G = dt * particles.V0[p] * P * F_n.transpose();
-    const Stencil& s = cache.stencil[p];
-    ForEachStencilNode([&](int n, int a, int b, int c) {
-      Eigen::Map<Vec3>(g + 3 * cache.node[p][n]) += G * s.grad_w_ip(a, b, c);
-    });
-  }
-  return energy;
-}
-
 }  // namespace optistep::mpm

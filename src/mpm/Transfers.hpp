@@ -6,10 +6,7 @@
 //  - the deformation gradient as a function of the grid velocities,
 //      F_p(v) = (I + dt sum_i v_i grad_w_ip^T) F_p^n            (HOT, Wang et al. 2020, eq. 1;
 //                                                               Gast et al. 2015, Sec. 6),
-//    and the elastic energy sum_p V0_p Psi(F_p(v)) with its gradient
-//      d/dv_i sum_p V0_p Psi(F_p) = dt sum_p V0_p P(F_p) (F_p^n)^T grad_w_ip,
-//    by the chain rule: dF_p/dv_i[alpha] = dt e_alpha grad_w_ip^T F_p^n, and
-//    P : (e_alpha g^T F_n) = (P F_n^T g)_alpha.
+//    through which mpm/MpmIncrementalPotential's elastic energy depends on v.
 // The solver's unknown is dv = v - v^n; these functions take v = v^n + dv, which the
 // caller forms (a node loop). Node arrays are 3 doubles per local node of the LocalGrid
 // (block size 3, the layout of a PETSc local vector).
@@ -79,16 +76,5 @@ inline Mat3 DeformationGradientUpdate(const Mat3& F_n, double dt, const StencilC
 /// the trial elastic F after the solve, before the return mapping. Particle loop.
 void UpdateDeformationGradients(const StencilCache& cache, double dt, const double* v,
                                 Particles* particles);
-
-/// sum_p V0_p Psi(F_p(v)) (J), F_p(v) from particles.F as F_n, dt (s), v (m/s) 3 per node.
-/// Particle loop.
-double ElasticEnergy(const Particles& particles, const StencilCache& cache,
-                     const MaterialTable& materials, double dt, const double* v);
-
-/// Adds d/dv_i sum_p V0_p Psi(F_p(v)) = dt sum_p V0_p P(F_p) (F_p^n)^T grad_w_ip (J s/m,
-/// 3 per node) to g and returns the energy sum_p V0_p Psi(F_p(v)) (J). Particle loop.
-double AddElasticEnergyGradient(const Particles& particles, const StencilCache& cache,
-                                const MaterialTable& materials, double dt, const double* v,
-                                double* g);
 
 }  // namespace optistep::mpm
