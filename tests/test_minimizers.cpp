@@ -1,0 +1,197 @@
+// The minimizers (solvers/NewtonMinimizer, solvers/LbfgsMinimizer, made by CreateMinimizer)
+// on analytic potentials (tests/AnalyticPotentials.hpp), independent of FEM and MPM, on 1, 2
+// and 4 ranks with u of block size 3 split as PETSc decides:
+//  - a quadratic E = 1/2 (u - u*)^T A (u - u*), n = 24, cond(A) about 100, u* known;
+//  - the extended Rosenbrock function (More, Garbow and Hillstrom 1981, problem 21) from the
+//    classic start (-1.2, 1, ...), minimizer all ones, indefinite on the way;
+//  - the quadratic with two nodes held at given values, whose minimizer solves the reduced
+//    system A_ff (u_f - u*_f) = -A_fc (u_c - u*_c) (Eigen, dense).
+// Expected numbers, from elsewhere:
+//  - newton and lbfgs converge on all three to within what |g| < tau allows:
+//    |u - u_min| <= |g| / lambda_min (a quadratic), to first order (Rosenbrock);
+//  - Newton with an exact (Cholesky) solve takes 1 iteration on a quadratic, whose model is
+//    exact; so does L-BFGS whose H0 is the exact inverse Hessian (LBFGS-H with Cholesky), its
+//    first direction being that Newton step.
+// Negative control: LBFGS-H with its default inexact CG takes more than one iteration.
+#include <gtest/gtest.h>
+#include <petscsys.h>
+
+#include <Eigen/Dense>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "AnalyticPotentials.hpp"
+#include "TestUtil.hpp"
+#include "core/Error.hpp"
+#include "io/SceneConfig.hpp"
+#include "solvers/MinimizerFactory.hpp"
+
+namespace optistep {
+namespace {
+
+using Eigen::VectorXd;
+using test::AnalyticPotential;
+using test::Quadratic;
+using test::Rosenbrock;
+
+/// PETSc options set for one solve and cleared after it, so tests do not leak into each
+/// other.
+class ScopedOptions {
+ public:
+  explicit ScopedOptions(std::vector<std::pair<std::string, std::string>> options)
+      : options_(std::move(options)) {
+    for (const auto& [name, value] : options_)
+      OPTISTEP_PETSC(PetscOptionsSetValue(nullptr, name.c_str(), value.c_str()));
+  }
+  ~ScopedOptions() {
+    for (const auto& option : options_) PetscOptionsClearValue(nullptr, option.first.c_str());
+  }
+  ScopedOptions(const ScopedOptions&) = delete;
+  ScopedOptions& operator=(const ScopedOptions&) = delete;
+
+ private:
+  std::vector<std::pair<std::string, std::string>> options_;
+};
+
+/// The scene's solver block of a test: absolute termination |g|_2 < tau.
+SolverConfig Config(const std::string& method, double tau) {
+  SolverConfig config;
+  config.method = method;
+  config.termination = "absolute";
+  config.tau = tau;
+  config.forcing = "gradient";  // what SceneConfig picks with absolute termination
+  config.max_iterations = 1000;
+  return config;
+}
+
+struct Outcome {
+  SolveReport report;
+  VectorXd u;    ///< the returned iterate, all components on every rank
+  double error;  ///< |u - expected|_2
+};
+
+/// Collective: creates the minimizer (CreateMinimizer: SetFromOptions, SetUp) with `options`
+/// set, minimizes from `start` and measures the distance to `expected`.
+Outcome Minimize(AnalyticPotential& potential, const VectorXd& start, const VectorXd& expected,
+                 const SolverConfig& config, std::vector<std::pair<std::string, std::string>> options,
+                 const char* label) {
+  const ScopedOptions scoped(std::move(options));
+  const auto minimizer = CreateMinimizer(MPI_COMM_WORLD, config, MinimizerDefaults{}, "test_minimizers");
+  Vec u = potential.CreateVector(start);
+  Outcome outcome;
+  outcome.report = minimizer->Minimize(potential, u);
+  outcome.u = potential.Gather(u);
+  outcome.error = (outcome.u - expected).norm();
+  VecDestroy(&u);
+  if (test::Rank() == 0)
+    std::printf("  [measured] %-48s %s after %3d iterations (%4d inner), |g| %.2e, |u - u_min| %.2e\n",
+                label, outcome.report.reason.c_str(), outcome.report.iterations,
+                outcome.report.linear_iterations, outcome.report.gradient_norm, outcome.error);
+  return outcome;
+}
+
+constexpr PetscInt kQuadraticNodes = 8;  // n = 24
+constexpr PetscInt kRosenbrockNodes = 4;  // n = 12, 6 pairs
+/// Termination |g|_2 < tau. On the quadratics |u - u_min| <= |g|_2 / lambda_min(A_ff) <
+/// tau / SmallestEigenvalueBound(); on Rosenbrock g = H* (u - u*) + O(|u - u*|^2), so |u - u*| <
+/// tau / kHessianMinimum to first order, and twice that leaves ample room for the second
+/// order (|u - u*|^2 times the third derivatives, about 1e-15 here).
+constexpr double kTau = 1e-10;
+
+/// Held nodes of the constrained quadratic: the first one and one inside.
+std::vector<char> HeldNodes() {
+  std::vector<char> held(kQuadraticNodes, 0);
+  held[0] = held[5] = 1;
+  return held;
+}
+
+/// LBFGS-H solved exactly: a Cholesky factorization (MUMPS, on every rank count).
+const std::vector<std::pair<std::string, std::string>> kExactInitializer = {
+    {"-lbfgsh_ksp_type", "preonly"},
+    {"-lbfgsh_pc_type", "cholesky"},
+    {"-lbfgsh_pc_factor_mat_solver_type", "mumps"}};
+
+const char* const kMethods[] = {"newton", "lbfgs"};
+
+TEST(Minimizers, BothConvergeOnTheQuadratic) {
+  for (const std::string method : kMethods) {
+    Quadratic potential(kQuadraticNodes);
+    const Outcome out = Minimize(potential, potential.Start(), potential.Minimizer(potential.Start()),
+                                 Config(method, kTau), {}, (method + ", quadratic").c_str());
+    EXPECT_TRUE(out.report.converged) << method << ": " << out.report.reason;
+    EXPECT_LT(out.error, kTau / potential.SmallestEigenvalueBound()) << method;
+  }
+}
+
+TEST(Minimizers, BothConvergeOnRosenbrock) {
+  for (const std::string method : kMethods) {
+    Rosenbrock potential(kRosenbrockNodes);
+    const Outcome out = Minimize(potential, potential.Start(), potential.Minimizer(),
+                                 Config(method, kTau), {}, (method + ", Rosenbrock").c_str());
+    EXPECT_TRUE(out.report.converged) << method << ": " << out.report.reason;
+    EXPECT_LT(out.error, 2.0 * kTau / Rosenbrock::kHessianMinimum) << method;
+  }
+}
+
+/// Terminated by the characteristic norm with epsilon: converged when sum_i |g_i|^2 /
+/// epsilon^2 < N over the free nodes (held ones have tol = inf), so |g|_2 < sqrt(N) epsilon.
+TEST(Minimizers, BothKeepHeldNodesAndFindTheConstrainedMinimizer) {
+  for (const std::string method : kMethods) {
+    Quadratic potential(kQuadraticNodes, HeldNodes());
+    const VectorXd start = potential.Start(), expected = potential.Minimizer(start);
+    SolverConfig config = Config(method, kTau);
+    config.termination = "characteristic_norm";
+    config.cn_epsilon = 1e-10;
+    config.forcing = "characteristic_norm";  // SceneConfig's pick for FEM with CN termination
+    const Outcome out = Minimize(potential, start, expected, config, {}, (method + ", held nodes").c_str());
+    EXPECT_TRUE(out.report.converged) << method << ": " << out.report.reason;
+    EXPECT_LT(out.report.cn_residual, 1.0) << method;
+    EXPECT_LT(out.error, std::sqrt(static_cast<double>(kQuadraticNodes)) * config.cn_epsilon /
+                             potential.SmallestEigenvalueBound())
+        << method;
+    // The held values exactly: no direction may move them.
+    for (PetscInt k = 0; k < potential.size(); ++k)
+      if (potential.Held(k)) EXPECT_EQ(out.u[k], start[k]) << method << ", component " << k;
+  }
+  // Not the unconstrained minimizer: the constraint matters.
+  const Quadratic held(kQuadraticNodes, HeldNodes()), unconstrained(kQuadraticNodes);
+  EXPECT_GT((held.Minimizer(held.Start()) - unconstrained.Minimizer(unconstrained.Start())).norm(), 0.1);
+}
+
+/// Newton with a Cholesky solve, and L-BFGS whose H0 is the Cholesky-solved Hessian (the
+/// exact inverse), take the exact Newton step first, which on a quadratic lands on the
+/// minimizer: one iteration, with and without held nodes.
+TEST(Minimizers, AnExactSolveTakesOneIterationOnAQuadratic) {
+  const std::pair<std::string, std::vector<std::pair<std::string, std::string>>> cases[] = {
+      {"newton",
+       {{"-newton_ksp_type", "preonly"},
+        {"-newton_pc_type", "cholesky"},
+        {"-newton_pc_factor_mat_solver_type", "mumps"}}},
+      {"lbfgs", kExactInitializer}};
+  for (const auto& [method, options] : cases)
+    for (const bool constrained : {false, true}) {
+      Quadratic potential(kQuadraticNodes, constrained ? HeldNodes() : std::vector<char>{});
+      const VectorXd start = potential.Start();
+      const std::string label = method + ", Cholesky, " + (constrained ? "held nodes" : "quadratic");
+      const Outcome out = Minimize(potential, start, potential.Minimizer(start), Config(method, kTau),
+                                   options, label.c_str());
+      EXPECT_TRUE(out.report.converged) << label << ": " << out.report.reason;
+      EXPECT_EQ(out.report.iterations, 1) << label;
+    }
+}
+
+/// Negative control of the one above: LBFGS-H's default CG to relative tolerance 1/2 makes
+/// the first direction only roughly the Newton step (measured: 26 iterations).
+TEST(Minimizers, LbfgsWithAnInexactInitializerTakesMoreThanOneIteration) {
+  Quadratic potential(kQuadraticNodes);
+  const Outcome out = Minimize(potential, potential.Start(), potential.Minimizer(potential.Start()),
+                               Config("lbfgs", kTau), {}, "lbfgs, CG(1/2) H0, quadratic");
+  EXPECT_TRUE(out.report.converged) << out.report.reason;
+  EXPECT_GT(out.report.iterations, 1);
+}
+
+}  // namespace
+}  // namespace optistep
