@@ -11,8 +11,17 @@
 //    |u - u_min| <= |g| / lambda_min (a quadratic), to first order (Rosenbrock);
 //  - Newton with an exact (Cholesky) solve takes 1 iteration on a quadratic, whose model is
 //    exact; so does L-BFGS whose H0 is the exact inverse Hessian (LBFGS-H with Cholesky), its
-//    first direction being that Newton step.
-// Negative control: LBFGS-H with its default inexact CG takes more than one iteration.
+//    first direction being that Newton step;
+//  - L-BFGS with H0 = I and exact line searches takes at most n + 1 iterations: BFGS with
+//    exact line searches terminates on a strongly convex quadratic in at most n (Nocedal &
+//    Wright, Numerical Optimization, 2nd ed., Thm. 6.4 and Sec. 6.1), L-BFGS keeping all
+//    pairs is BFGS and, with a fixed H0 = I, any window gives CG's iterates (Sec. 7.2;
+//    Kolda, O'Leary and Nazareth 1998);
+//  - L-BFGS with unit steps matches the two-loop recursion (N&W Alg. 7.4) written out in
+//    Eigen, which the finite termination cannot see (exact steps make the pairs conjugate,
+//    and then the loops' order and the dropped pair do not matter).
+// Negative controls: the inexact default line search (c2 = 0.9) loses the finite
+// termination, and LBFGS-H with its default inexact CG takes more than one iteration.
 #include <gtest/gtest.h>
 #include <petscsys.h>
 
@@ -32,6 +41,7 @@
 namespace optistep {
 namespace {
 
+using Eigen::MatrixXd;
 using Eigen::VectorXd;
 using test::AnalyticPotential;
 using test::Quadratic;
@@ -114,6 +124,13 @@ const std::vector<std::pair<std::string, std::string>> kExactInitializer = {
     {"-lbfgsh_pc_type", "cholesky"},
     {"-lbfgsh_pc_factor_mat_solver_type", "mumps"}};
 
+/// The line search (near) exact on a quadratic: the strong Wolfe curvature condition
+/// |phi'(alpha)| <= c2 |phi'(0)| with c2 = 1e-10 leaves alpha within 1e-10 (relative) of
+/// the exact minimizer along d, since phi' is linear in alpha. More-Thuente's first
+/// interpolation from (0, phi, phi') and (1, phi, phi') is exact for a quadratic phi, so
+/// this costs one more evaluation, not a bisection.
+const std::vector<std::pair<std::string, std::string>> kExactLineSearch = {{"-lbfgs_tao_ls_gtol", "1e-10"}};
+
 const char* const kMethods[] = {"newton", "lbfgs"};
 
 TEST(Minimizers, BothConvergeOnTheQuadratic) {
@@ -191,6 +208,92 @@ TEST(Minimizers, LbfgsWithAnInexactInitializerTakesMoreThanOneIteration) {
                                Config("lbfgs", kTau), {}, "lbfgs, CG(1/2) H0, quadratic");
   EXPECT_TRUE(out.report.converged) << out.report.reason;
   EXPECT_GT(out.report.iterations, 1);
+}
+
+/// Finite termination (see the top): at most n iterations in exact arithmetic, + 1 for
+/// round-off. With a fixed H0 = I and exact line searches every window gives CG's iterates
+/// (N&W Sec. 7.2 for m = 1, memoryless BFGS; Kolda, O'Leary and Nazareth 1998, SIAM J.
+/// Optim. 8(4), for every m), so a small window is no negative control here. Measured:
+/// exactly n = 24 iterations for each window, on 1, 2 and 4 ranks.
+TEST(Minimizers, LbfgsWithTheIdentityAndExactLineSearchesTerminatesWithinNPlusOneIterations) {
+  Quadratic potential(kQuadraticNodes);
+  const int n = static_cast<int>(potential.size());
+  for (const int window : {n, 5, 1}) {
+    SolverConfig config = Config("lbfgs", kTau);
+    config.initializer = "identity";
+    config.window = window;
+    const std::string label = "lbfgs, H0 = I, window " + std::to_string(window) + ", exact line search";
+    const Outcome out = Minimize(potential, potential.Start(), potential.Minimizer(potential.Start()), config,
+                                 kExactLineSearch, label.c_str());
+    EXPECT_TRUE(out.report.converged) << label << ": " << out.report.reason;
+    EXPECT_LE(out.report.iterations, n + 1) << label;
+    EXPECT_LT(out.error, kTau / potential.SmallestEigenvalueBound()) << label;
+  }
+}
+
+/// Negative control of the one above: the default strong Wolfe search (c2 = 0.9) is not
+/// exact, the finite termination is lost, and L-BFGS converges only superlinearly: 50
+/// iterations, measured on 1, 2 and 4 ranks.
+TEST(Minimizers, LbfgsWithTheIdentityAndInexactLineSearchesTakesMoreThanNPlusOneIterations) {
+  Quadratic potential(kQuadraticNodes);
+  const int n = static_cast<int>(potential.size());
+  SolverConfig config = Config("lbfgs", kTau);
+  config.initializer = "identity";
+  config.window = n;
+  const Outcome out = Minimize(potential, potential.Start(), potential.Minimizer(potential.Start()), config,
+                               {}, "lbfgs, H0 = I, window n, default line search");
+  EXPECT_TRUE(out.report.converged) << out.report.reason;
+  EXPECT_GT(out.report.iterations, n + 1);
+}
+
+/// L-BFGS with unit steps x_{k+1} = x_k - H_k g_k on the quadratic, written out in Eigen
+/// after N&W Alg. 7.4 (two-loop recursion) and 7.5 (the last m pairs): H0 = diag(A)^{-1},
+/// what the jacobi initializer applies. Returns x after `iterations` steps from x.
+VectorXd ReferenceLbfgs(const Quadratic& quadratic, VectorXd x, int window, int iterations) {
+  const MatrixXd& A = quadratic.A();
+  std::vector<VectorXd> s, y;
+  VectorXd g = A * (x - quadratic.u_star());
+  for (int it = 0; it < iterations; ++it) {
+    const int k = static_cast<int>(s.size());
+    std::vector<double> alpha(k);
+    VectorXd q = -g;
+    for (int i = k - 1; i >= 0; --i) {
+      alpha[i] = s[i].dot(q) / y[i].dot(s[i]);
+      q -= alpha[i] * y[i];
+    }
+    VectorXd d = q.cwiseQuotient(A.diagonal());
+    for (int i = 0; i < k; ++i) d += (alpha[i] - y[i].dot(d) / y[i].dot(s[i])) * s[i];
+    const VectorXd g_old = g;
+    x += d;
+    g = A * (x - quadratic.u_star());
+    if (k == window) {
+      s.erase(s.begin());
+      y.erase(y.begin());
+    }
+    s.push_back(d);
+    y.push_back(g - g_old);
+  }
+  return x;
+}
+
+/// With unit steps (-lbfgs_tao_ls_type unit) the iterates are those of the recursion
+/// alone, so after K iterations they must match ReferenceLbfgs. The pairs are not
+/// conjugate here (no exact line search), so unlike the finite termination above this
+/// pins the order of the two loops, which pair a full window drops and where H0 sits.
+TEST(Minimizers, LbfgsWithUnitStepsMatchesTheTwoLoopRecursion) {
+  Quadratic potential(kQuadraticNodes);
+  constexpr int kWindow = 3, kIterations = 12;
+  SolverConfig config = Config("lbfgs", kTau);
+  config.initializer = "jacobi";
+  config.window = kWindow;
+  config.max_iterations = kIterations;
+  const VectorXd expected = ReferenceLbfgs(potential, potential.Start(), kWindow, kIterations);
+  const Outcome out = Minimize(potential, potential.Start(), expected, config,
+                               {{"-lbfgs_tao_ls_type", "unit"}},
+                               "lbfgs, H0 = diag(A)^-1, window 3, unit steps");
+  EXPECT_EQ(out.report.iterations, kIterations);
+  // Round-off apart (measured: 4e-16 with |x| about 3.5, on 1, 2 and 4 ranks).
+  EXPECT_LT(out.error, 1e-12 * expected.norm());
 }
 
 }  // namespace
