@@ -1,0 +1,300 @@
+// The minimizers (solvers/NewtonMinimizer, solvers/LbfgsMinimizer, made by CreateMinimizer)
+// on analytic potentials (tests/AnalyticPotentials.hpp), independent of FEM and MPM, on 1, 2
+// and 4 ranks with u of block size 3 split as PETSc decides:
+//  - a quadratic E = 1/2 (u - u*)^T A (u - u*), n = 24, cond(A) about 100, u* known;
+//  - the extended Rosenbrock function (More, Garbow and Hillstrom 1981, problem 21) from the
+//    classic start (-1.2, 1, ...), minimizer all ones, indefinite on the way;
+//  - the quadratic with two nodes held at given values, whose minimizer solves the reduced
+//    system A_ff (u_f - u*_f) = -A_fc (u_c - u*_c) (Eigen, dense).
+// Expected numbers, from elsewhere:
+//  - newton and lbfgs converge on all three to within what |g| < tau allows:
+//    |u - u_min| <= |g| / lambda_min (a quadratic), to first order (Rosenbrock);
+//  - Newton with an exact (Cholesky) solve takes 1 iteration on a quadratic, whose model is
+//    exact; so does L-BFGS whose H0 is the exact inverse Hessian (LBFGS-H with Cholesky), its
+//    first direction being that Newton step;
+//  - L-BFGS with H0 = I and exact line searches takes at most n + 1 iterations: BFGS with
+//    exact line searches terminates on a strongly convex quadratic in at most n (Nocedal &
+//    Wright, Numerical Optimization, 2nd ed., Thm. 6.4 and Sec. 6.1), L-BFGS keeping all
+//    pairs is BFGS and, with a fixed H0 = I, any window gives CG's iterates (Sec. 7.2;
+//    Kolda, O'Leary and Nazareth 1998);
+//  - L-BFGS with unit steps matches the two-loop recursion (N&W Alg. 7.4) written out in
+//    Eigen, which the finite termination cannot see (exact steps make the pairs conjugate,
+//    and then the loops' order and the dropped pair do not matter).
+// Negative controls: the inexact default line search (c2 = 0.9) loses the finite
+// termination, and LBFGS-H with its default inexact CG takes more than one iteration.
+#include <gtest/gtest.h>
+#include <petscsys.h>
+
+#include <Eigen/Dense>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "AnalyticPotentials.hpp"
+#include "TestUtil.hpp"
+#include "core/Error.hpp"
+#include "io/SceneConfig.hpp"
+#include "solvers/MinimizerFactory.hpp"
+
+namespace optistep {
+namespace {
+
+using Eigen::MatrixXd;
+using Eigen::VectorXd;
+using test::AnalyticPotential;
+using test::Quadratic;
+using test::Rosenbrock;
+
+/// PETSc options set for one solve and cleared after it, so tests do not leak into each
+/// other.
+class ScopedOptions {
+ public:
+  explicit ScopedOptions(std::vector<std::pair<std::string, std::string>> options)
+      : options_(std::move(options)) {
+    for (const auto& [name, value] : options_)
+      OPTISTEP_PETSC(PetscOptionsSetValue(nullptr, name.c_str(), value.c_str()));
+  }
+  ~ScopedOptions() {
+    for (const auto& option : options_) PetscOptionsClearValue(nullptr, option.first.c_str());
+  }
+  ScopedOptions(const ScopedOptions&) = delete;
+  ScopedOptions& operator=(const ScopedOptions&) = delete;
+
+ private:
+  std::vector<std::pair<std::string, std::string>> options_;
+};
+
+/// The scene's solver block of a test: absolute termination |g|_2 < tau.
+SolverConfig Config(const std::string& method, double tau) {
+  SolverConfig config;
+  config.method = method;
+  config.termination = "absolute";
+  config.tau = tau;
+  config.forcing = "gradient";  // what SceneConfig picks with absolute termination
+  config.max_iterations = 1000;
+  return config;
+}
+
+struct Outcome {
+  SolveReport report;
+  VectorXd u;    ///< the returned iterate, all components on every rank
+  double error;  ///< |u - expected|_2
+};
+
+/// Collective: creates the minimizer (CreateMinimizer: SetFromOptions, SetUp) with `options`
+/// set, minimizes from `start` and measures the distance to `expected`.
+Outcome Minimize(AnalyticPotential& potential, const VectorXd& start, const VectorXd& expected,
+                 const SolverConfig& config, std::vector<std::pair<std::string, std::string>> options,
+                 const char* label) {
+  const ScopedOptions scoped(std::move(options));
+  const auto minimizer = CreateMinimizer(MPI_COMM_WORLD, config, MinimizerDefaults{}, "test_minimizers");
+  Vec u = potential.CreateVector(start);
+  Outcome outcome;
+  outcome.report = minimizer->Minimize(potential, u);
+  outcome.u = potential.Gather(u);
+  outcome.error = (outcome.u - expected).norm();
+  VecDestroy(&u);
+  if (test::Rank() == 0)
+    std::printf("  [measured] %-48s %s after %3d iterations (%4d inner), |g| %.2e, |u - u_min| %.2e\n",
+                label, outcome.report.reason.c_str(), outcome.report.iterations,
+                outcome.report.linear_iterations, outcome.report.gradient_norm, outcome.error);
+  return outcome;
+}
+
+constexpr PetscInt kQuadraticNodes = 8;  // n = 24
+constexpr PetscInt kRosenbrockNodes = 4;  // n = 12, 6 pairs
+/// Termination |g|_2 < tau. On the quadratics |u - u_min| <= |g|_2 / lambda_min(A_ff) <
+/// tau / SmallestEigenvalueBound(); on Rosenbrock g = H* (u - u*) + O(|u - u*|^2), so |u - u*| <
+/// tau / kHessianMinimum to first order, and twice that leaves ample room for the second
+/// order (|u - u*|^2 times the third derivatives, about 1e-15 here).
+constexpr double kTau = 1e-10;
+
+/// Held nodes of the constrained quadratic: the first one and one inside.
+std::vector<char> HeldNodes() {
+  std::vector<char> held(kQuadraticNodes, 0);
+  held[0] = held[5] = 1;
+  return held;
+}
+
+/// LBFGS-H solved exactly: a Cholesky factorization (MUMPS, on every rank count).
+const std::vector<std::pair<std::string, std::string>> kExactInitializer = {
+    {"-lbfgsh_ksp_type", "preonly"},
+    {"-lbfgsh_pc_type", "cholesky"},
+    {"-lbfgsh_pc_factor_mat_solver_type", "mumps"}};
+
+/// The line search (near) exact on a quadratic: the strong Wolfe curvature condition
+/// |phi'(alpha)| <= c2 |phi'(0)| with c2 = 1e-10 leaves alpha within 1e-10 (relative) of
+/// the exact minimizer along d, since phi' is linear in alpha. More-Thuente's first
+/// interpolation from (0, phi, phi') and (1, phi, phi') is exact for a quadratic phi, so
+/// this costs one more evaluation, not a bisection.
+const std::vector<std::pair<std::string, std::string>> kExactLineSearch = {{"-lbfgs_tao_ls_gtol", "1e-10"}};
+
+const char* const kMethods[] = {"newton", "lbfgs"};
+
+TEST(Minimizers, BothConvergeOnTheQuadratic) {
+  for (const std::string method : kMethods) {
+    Quadratic potential(kQuadraticNodes);
+    const Outcome out = Minimize(potential, potential.Start(), potential.Minimizer(potential.Start()),
+                                 Config(method, kTau), {}, (method + ", quadratic").c_str());
+    EXPECT_TRUE(out.report.converged) << method << ": " << out.report.reason;
+    EXPECT_LT(out.error, kTau / potential.SmallestEigenvalueBound()) << method;
+  }
+}
+
+TEST(Minimizers, BothConvergeOnRosenbrock) {
+  for (const std::string method : kMethods) {
+    Rosenbrock potential(kRosenbrockNodes);
+    const Outcome out = Minimize(potential, potential.Start(), potential.Minimizer(),
+                                 Config(method, kTau), {}, (method + ", Rosenbrock").c_str());
+    EXPECT_TRUE(out.report.converged) << method << ": " << out.report.reason;
+    EXPECT_LT(out.error, 2.0 * kTau / Rosenbrock::kHessianMinimum) << method;
+  }
+}
+
+/// Terminated by the characteristic norm with epsilon: converged when sum_i |g_i|^2 /
+/// epsilon^2 < N over the free nodes (held ones have tol = inf), so |g|_2 < sqrt(N) epsilon.
+TEST(Minimizers, BothKeepHeldNodesAndFindTheConstrainedMinimizer) {
+  for (const std::string method : kMethods) {
+    Quadratic potential(kQuadraticNodes, HeldNodes());
+    const VectorXd start = potential.Start(), expected = potential.Minimizer(start);
+    SolverConfig config = Config(method, kTau);
+    config.termination = "characteristic_norm";
+    config.cn_epsilon = 1e-10;
+    config.forcing = "characteristic_norm";  // SceneConfig's pick for FEM with CN termination
+    const Outcome out = Minimize(potential, start, expected, config, {}, (method + ", held nodes").c_str());
+    EXPECT_TRUE(out.report.converged) << method << ": " << out.report.reason;
+    EXPECT_LT(out.report.cn_residual, 1.0) << method;
+    EXPECT_LT(out.error, std::sqrt(static_cast<double>(kQuadraticNodes)) * config.cn_epsilon /
+                             potential.SmallestEigenvalueBound())
+        << method;
+    // The held values exactly: no direction may move them.
+    for (PetscInt k = 0; k < potential.size(); ++k)
+      if (potential.Held(k)) EXPECT_EQ(out.u[k], start[k]) << method << ", component " << k;
+  }
+  // Not the unconstrained minimizer: the constraint matters.
+  const Quadratic held(kQuadraticNodes, HeldNodes()), unconstrained(kQuadraticNodes);
+  EXPECT_GT((held.Minimizer(held.Start()) - unconstrained.Minimizer(unconstrained.Start())).norm(), 0.1);
+}
+
+/// Newton with a Cholesky solve, and L-BFGS whose H0 is the Cholesky-solved Hessian (the
+/// exact inverse), take the exact Newton step first, which on a quadratic lands on the
+/// minimizer: one iteration, with and without held nodes.
+TEST(Minimizers, AnExactSolveTakesOneIterationOnAQuadratic) {
+  const std::pair<std::string, std::vector<std::pair<std::string, std::string>>> cases[] = {
+      {"newton",
+       {{"-newton_ksp_type", "preonly"},
+        {"-newton_pc_type", "cholesky"},
+        {"-newton_pc_factor_mat_solver_type", "mumps"}}},
+      {"lbfgs", kExactInitializer}};
+  for (const auto& [method, options] : cases)
+    for (const bool constrained : {false, true}) {
+      Quadratic potential(kQuadraticNodes, constrained ? HeldNodes() : std::vector<char>{});
+      const VectorXd start = potential.Start();
+      const std::string label = method + ", Cholesky, " + (constrained ? "held nodes" : "quadratic");
+      const Outcome out = Minimize(potential, start, potential.Minimizer(start), Config(method, kTau),
+                                   options, label.c_str());
+      EXPECT_TRUE(out.report.converged) << label << ": " << out.report.reason;
+      EXPECT_EQ(out.report.iterations, 1) << label;
+    }
+}
+
+/// Negative control of the one above: LBFGS-H's default CG to relative tolerance 1/2 makes
+/// the first direction only roughly the Newton step (measured: 26 iterations).
+TEST(Minimizers, LbfgsWithAnInexactInitializerTakesMoreThanOneIteration) {
+  Quadratic potential(kQuadraticNodes);
+  const Outcome out = Minimize(potential, potential.Start(), potential.Minimizer(potential.Start()),
+                               Config("lbfgs", kTau), {}, "lbfgs, CG(1/2) H0, quadratic");
+  EXPECT_TRUE(out.report.converged) << out.report.reason;
+  EXPECT_GT(out.report.iterations, 1);
+}
+
+/// Finite termination (see the top): at most n iterations in exact arithmetic, + 1 for
+/// round-off. With a fixed H0 = I and exact line searches every window gives CG's iterates
+/// (N&W Sec. 7.2 for m = 1, memoryless BFGS; Kolda, O'Leary and Nazareth 1998, SIAM J.
+/// Optim. 8(4), for every m), so a small window is no negative control here. Measured:
+/// exactly n = 24 iterations for each window, on 1, 2 and 4 ranks.
+TEST(Minimizers, LbfgsWithTheIdentityAndExactLineSearchesTerminatesWithinNPlusOneIterations) {
+  Quadratic potential(kQuadraticNodes);
+  const int n = static_cast<int>(potential.size());
+  for (const int window : {n, 5, 1}) {
+    SolverConfig config = Config("lbfgs", kTau);
+    config.initializer = "identity";
+    config.window = window;
+    const std::string label = "lbfgs, H0 = I, window " + std::to_string(window) + ", exact line search";
+    const Outcome out = Minimize(potential, potential.Start(), potential.Minimizer(potential.Start()), config,
+                                 kExactLineSearch, label.c_str());
+    EXPECT_TRUE(out.report.converged) << label << ": " << out.report.reason;
+    EXPECT_LE(out.report.iterations, n + 1) << label;
+    EXPECT_LT(out.error, kTau / potential.SmallestEigenvalueBound()) << label;
+  }
+}
+
+/// Negative control of the one above: the default strong Wolfe search (c2 = 0.9) is not
+/// exact, the finite termination is lost, and L-BFGS converges only superlinearly: 50
+/// iterations, measured on 1, 2 and 4 ranks.
+TEST(Minimizers, LbfgsWithTheIdentityAndInexactLineSearchesTakesMoreThanNPlusOneIterations) {
+  Quadratic potential(kQuadraticNodes);
+  const int n = static_cast<int>(potential.size());
+  SolverConfig config = Config("lbfgs", kTau);
+  config.initializer = "identity";
+  config.window = n;
+  const Outcome out = Minimize(potential, potential.Start(), potential.Minimizer(potential.Start()), config,
+                               {}, "lbfgs, H0 = I, window n, default line search");
+  EXPECT_TRUE(out.report.converged) << out.report.reason;
+  EXPECT_GT(out.report.iterations, n + 1);
+}
+
+/// L-BFGS with unit steps x_{k+1} = x_k - H_k g_k on the quadratic, written out in Eigen
+/// after N&W Alg. 7.4 (two-loop recursion) and 7.5 (the last m pairs): H0 = diag(A)^{-1},
+/// what the jacobi initializer applies. Returns x after `iterations` steps from x.
+VectorXd ReferenceLbfgs(const Quadratic& quadratic, VectorXd x, int window, int iterations) {
+  const MatrixXd& A = quadratic.A();
+  std::vector<VectorXd> s, y;
+  VectorXd g = A * (x - quadratic.u_star());
+  for (int it = 0; it < iterations; ++it) {
+    const int k = static_cast<int>(s.size());
+    std::vector<double> alpha(k);
+    VectorXd q = -g;
+    for (int i = k - 1; i >= 0; --i) {
+      alpha[i] = s[i].dot(q) / y[i].dot(s[i]);
+      q -= alpha[i] * y[i];
+    }
+    VectorXd d = q.cwiseQuotient(A.diagonal());
+    for (int i = 0; i < k; ++i) d += (alpha[i] - y[i].dot(d) / y[i].dot(s[i])) * s[i];
+    const VectorXd g_old = g;
+    x += d;
+    g = A * (x - quadratic.u_star());
+    if (k == window) {
+      s.erase(s.begin());
+      y.erase(y.begin());
+    }
+    s.push_back(d);
+    y.push_back(g - g_old);
+  }
+  return x;
+}
+
+/// With unit steps (-lbfgs_tao_ls_type unit) the iterates are those of the recursion
+/// alone, so after K iterations they must match ReferenceLbfgs. The pairs are not
+/// conjugate here (no exact line search), so unlike the finite termination above this
+/// pins the order of the two loops, which pair a full window drops and where H0 sits.
+TEST(Minimizers, LbfgsWithUnitStepsMatchesTheTwoLoopRecursion) {
+  Quadratic potential(kQuadraticNodes);
+  constexpr int kWindow = 3, kIterations = 12;
+  SolverConfig config = Config("lbfgs", kTau);
+  config.initializer = "jacobi";
+  config.window = kWindow;
+  config.max_iterations = kIterations;
+  const VectorXd expected = ReferenceLbfgs(potential, potential.Start(), kWindow, kIterations);
+  const Outcome out = Minimize(potential, potential.Start(), expected, config,
+                               {{"-lbfgs_tao_ls_type", "unit"}},
+                               "lbfgs, H0 = diag(A)^-1, window 3, unit steps");
+  EXPECT_EQ(out.report.iterations, kIterations);
+  // Round-off apart (measured: 4e-16 with |x| about 3.5, on 1, 2 and 4 ranks).
+  EXPECT_LT(out.error, 1e-12 * expected.norm());
+}
+
+}  // namespace
+}  // namespace optistep
