@@ -120,6 +120,34 @@ damping: {stiffness_beta: 0.01}
   OPTISTEP_PETSC(VecDot(d, Hd, &dHd));
   EXPECT_GT(dHd, 0.0);
 
+  // Project (what L-BFGS applies to its directions) zeroes the Dirichlet rows and nothing
+  // else: a random vector projected equals the one whose Dirichlet rows ApplyDirichlet
+  // replaced, minus those targets (d was built that way above).
+  OPTISTEP_PETSC(VecCopy(d, gp));
+  potential.Project(gp);
+  OPTISTEP_PETSC(VecAXPY(gp, -1.0, d));
+  PetscReal moved = 0.0;
+  OPTISTEP_PETSC(VecNorm(gp, NORM_INFINITY, &moved));
+  EXPECT_EQ(moved, 0.0) << "Project changed an admissible direction";
+  RandomField(gm, 1.0, 4);
+  potential.Project(gm);
+  const PetscScalar* ga = nullptr;
+  OPTISTEP_PETSC(VecGetArrayRead(gm, &ga));
+  long held = 0, nonzero = 0;
+  for (PetscInt l = 0; l < sim.model().mesh().n_owned; ++l) {
+    const bool dirichlet = sim.model().IsConstrained(static_cast<int>(l));
+    held += dirichlet;
+    for (int c = 0; c < 3; ++c) nonzero += dirichlet ? ga[3 * l + c] != 0.0 : ga[3 * l + c] == 0.0;
+  }
+  OPTISTEP_PETSC(VecRestoreArrayRead(gm, &ga));
+  MPI_Allreduce(MPI_IN_PLACE, &held, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Allreduce(MPI_IN_PLACE, &nonzero, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+  EXPECT_GT(held, 0);
+  EXPECT_EQ(nonzero, 0) << "Dirichlet components left, or free components zeroed, by Project";
+  ASSERT_NE(potential.Elements(), nullptr);
+  EXPECT_EQ(potential.Grid(), nullptr);
+  EXPECT_EQ(potential.Elements()->tets.size(), sim.model().mesh().tets.size());
+
   MatDestroy(&H);
   for (Vec* w : {&y, &d, &g, &gp, &gm, &Hd, &fd, &yp, &ym}) VecDestroy(w);
 }

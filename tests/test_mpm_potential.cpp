@@ -240,5 +240,41 @@ TEST_F(MpmPotentialTest, MatrixFreeHessianEqualsTheAssembledOne) {
   MatDestroy(&H_mf);
 }
 
+// Project (what L-BFGS applies to its directions) removes exactly the constrained part:
+// sticky nodes' whole vector, slip nodes' normal component; free nodes are untouched.
+// Compared with the admissible vector drawn from the same random numbers, which removes
+// the same parts by hand; the gradient is already admissible, so Project leaves it alone.
+// Grid() lists the owned unknown nodes in the PETSc order of u.
+TEST_F(MpmPotentialTest, ProjectRemovesExactlyTheConstrainedComponents) {
+  const auto [sticky, slip] = ConstrainedNodeCounts();
+  ASSERT_GT(sticky, 0);
+  ASSERT_GT(slip, 0);
+  auto potential = Potential(false);
+  Vec x = RandomVector(*potential, 7, 1.0, false);
+  Vec expected = RandomVector(*potential, 7, 1.0, true);
+  potential->Project(x);
+  EXPECT_EQ(RelativeDifference(x, expected), 0.0);
+
+  Vec dv = RandomVector(*potential, 8, 0.1, true), g = potential->CreateVector(),
+      projected = potential->CreateVector();
+  potential->Gradient(dv, g);
+  OPTISTEP_PETSC(VecCopy(g, projected));
+  potential->Project(projected);
+  EXPECT_EQ(RelativeDifference(projected, g), 0.0);
+
+  const GridInfo* grid = potential->Grid();
+  ASSERT_NE(grid, nullptr);
+  EXPECT_EQ(potential->Elements(), nullptr);
+  EXPECT_EQ(grid->dx, kDx);
+  EXPECT_EQ(grid->n_global, step_->n_global);
+  EXPECT_EQ(grid->first_global, step_->begin);
+  ASSERT_EQ(grid->owned_nodes.size(), step_->owned_nodes.size());
+  for (std::size_t k = 0; k < step_->owned_nodes.size(); ++k) {
+    const Eigen::Vector3i node = step_->grid.Node(step_->owned_nodes[k]);
+    EXPECT_EQ(grid->owned_nodes[k], (std::array<int, 3>{node[0], node[1], node[2]}));
+  }
+  for (Vec* v : {&x, &expected, &dv, &g, &projected}) VecDestroy(v);
+}
+
 }  // namespace
 }  // namespace optistep
