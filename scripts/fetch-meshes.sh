@@ -7,15 +7,51 @@
 # (installing would pull in some 74 packages): it holds them in a data.tar.gz under
 # usr/share/doc/, at data/meshes/ inside. Only Debian's package registry is needed.
 # Idempotent: files already there are kept, so a second run takes well under a second.
-# Usage: scripts/fetch-meshes.sh   (as root, or a user with sudo for installing tetgen)
+# Usage: scripts/fetch-meshes.sh [FILE...]   (as root, or a user with sudo for tetgen)
+#   FILE: <name>.off, a surface (elephant, armadillo, bunny00), or <name>.1.node, a TetGen
+#   mesh (elephant, armadillo; with its .ele, .face, .edge, and its surface). Without
+#   arguments, all of them. Meshing armadillo (751680 tets) takes some 20 s; the others
+#   take about a second each, the download a few seconds.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 out="$root/data/meshes"
-surfaces=(elephant armadillo bunny00)
-volumes=(elephant armadillo)
+known_surfaces=(elephant armadillo bunny00)
+known_volumes=(elephant armadillo)
 # -p: tetrahedralize the closed surface; -q1.5: radius-edge ratio <= 1.5; -Q: quiet.
 tetgen_flags=-pq1.5Q
+
+# Whether word $1 is one of the remaining arguments.
+contains() {
+  local word=$1
+  shift
+  local item
+  for item in "$@"; do [[ $item == "$word" ]] && return 0; done
+  return 1
+}
+
+files=("$@")
+if ((${#files[@]} == 0)); then
+  files=("${known_surfaces[@]/%/.off}" "${known_volumes[@]/%/.1.node}")
+fi
+surfaces=()
+volumes=()
+for file in "${files[@]}"; do
+  name=""
+  case "$file" in
+    *.1.node) contains "${file%.1.node}" "${known_volumes[@]}" && name=${file%.1.node} ;;
+    *.off) contains "${file%.off}" "${known_surfaces[@]}" && name=${file%.off} ;;
+  esac
+  if [[ -z "$name" ]]; then
+    echo "fetch-meshes: unknown mesh '$file'; known: ${known_surfaces[*]/%/.off}" \
+      "${known_volumes[*]/%/.1.node}" >&2
+    exit 2
+  fi
+  if [[ $file == *.1.node ]] && ! contains "$name" "${volumes[@]}"; then
+    volumes+=("$name")
+  fi
+  contains "$name" "${surfaces[@]}" || surfaces+=("$name")
+done
 
 SUDO=""
 if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
@@ -48,7 +84,12 @@ if ((${#missing_surfaces[@]} > 0)); then
   for name in "${missing_surfaces[@]}"; do mv "$tmp/data/meshes/$name.off" "$out/$name.off"; done
 fi
 
-if ! command -v tetgen >/dev/null; then
+stale=()
+for name in "${volumes[@]}"; do
+  [[ -s "$out/$name.1.ele" && "$out/$name.1.ele" -nt "$out/$name.off" ]] || stale+=("$name")
+done
+
+if ((${#stale[@]} > 0)) && ! command -v tetgen >/dev/null; then
   echo "fetch-meshes: installing tetgen" >&2
   if ! $SUDO apt-get install -y -qq --no-install-recommends tetgen >/dev/null; then
     $SUDO apt-get update -qq
@@ -56,8 +97,7 @@ if ! command -v tetgen >/dev/null; then
   fi
 fi
 
-for name in "${volumes[@]}"; do
-  if [[ -s "$out/$name.1.ele" && "$out/$name.1.ele" -nt "$out/$name.off" ]]; then continue; fi
+for name in "${stale[@]}"; do
   echo "fetch-meshes: tetgen $tetgen_flags $name.off" >&2
   # Mesh in the temporary folder and move the results last, so an interrupted run
   # leaves no half-written mesh that a later run would take as done.

@@ -13,7 +13,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <numeric>
@@ -359,16 +358,11 @@ TEST(Sampling, GridAlignedMeshCubesHoldExactlyCellsTimesPpc) {
   EXPECT_EQ(Sample(TetMeshShape(ReadTetMesh(node), node), dx, 3, 5).x.size(), 512u * 3u);
 }
 
-/// Path of a CGAL demo mesh fetched by scripts/fetch-meshes.sh, or "" when absent.
-std::string FetchedMesh(const std::string& name) {
-  const std::string path = SourcePath("data/meshes/" + name);
-  return std::filesystem::exists(path) ? path : "";
-}
-
 TEST(Sampling, ElephantSurfaceAndItsTetGenMeshGiveTheSameParticles) {
-  const std::string off = FetchedMesh("elephant.off");
-  const std::string node = FetchedMesh("elephant.1.node");
-  if (off.empty() || node.empty()) GTEST_SKIP() << "no data/meshes/elephant.*; run scripts/fetch-meshes.sh";
+  const std::string off = test::FetchedMesh("elephant.off");
+  const std::string node = test::FetchedMesh("elephant.1.node");
+  if (off.empty()) return test::MissingFetchedMesh("elephant.off");
+  if (node.empty()) return test::MissingFetchedMesh("elephant.1.node");
   const ClosedSurface surface(ReadSurfaceMesh(off), off);
   const TetMeshData mesh = ReadTetMesh(node);
   double tet_volume = 0.0;
@@ -402,8 +396,8 @@ double WindingNumber(const TriangleSurface& surface, const Vec3& x) {
 }
 
 TEST(SurfaceMesh, ElephantInsideAgreesWithWindingNumber) {
-  const std::string off = FetchedMesh("elephant.off");
-  if (off.empty()) GTEST_SKIP() << "no data/meshes/elephant.off; run scripts/fetch-meshes.sh";
+  const std::string off = test::FetchedMesh("elephant.off");
+  if (off.empty()) return test::MissingFetchedMesh("elephant.off");
   const ClosedSurface elephant(ReadSurfaceMesh(off), off);
   const Aabb box = elephant.Bounds();
   // Points on a lattice through the bounding box, offset from the grid planes.
@@ -421,8 +415,8 @@ TEST(SurfaceMesh, ElephantInsideAgreesWithWindingNumber) {
 }
 
 TEST(Sampling, ArmadilloIsSampledQuickly) {
-  const std::string off = FetchedMesh("armadillo.off");
-  if (off.empty()) GTEST_SKIP() << "no data/meshes/armadillo.off; run scripts/fetch-meshes.sh";
+  const std::string off = test::FetchedMesh("armadillo.off");
+  if (off.empty()) return test::MissingFetchedMesh("armadillo.off");
   const auto start = std::chrono::steady_clock::now();
   const ClosedSurface armadillo(ReadSurfaceMesh(off), off);
   const auto built = std::chrono::steady_clock::now();

@@ -1,0 +1,262 @@
+// L-BFGS with the lagged-Hessian initializer (LBFGS-H, the HOT and DOT papers' baseline;
+// solvers/LbfgsMinimizer.hpp, solvers/Initializer.hpp) and projected Newton (PN-PCG)
+// minimize the same incremental potential to the same characteristic-norm (CN) tolerance,
+// so their trajectories may differ only by what that tolerance allows. Two runs of a
+// shipped scene from the same initial state, one per method (solver.method), stepped as a
+// run steps them (StepController), compared after a few steps on 1, 2 and 4 ranks:
+//  - FEM: configs/twisted_bar.yaml (DOT's twisting bar, 2605 nodes), 10 steps, at the
+//    scene's cn_epsilon and at 1/100 of it (the difference must shrink with the tolerance);
+//  - MPM: configs/hot_twisting_bar_coarse.yaml (HOT's twisting bar, 30720 particles),
+//    3 steps.
+// Every step of both runs converges at its full size (no dt halving), and the lbfgs run is
+// L-BFGS: its steps report the method and applications of H0^-1.
+//
+// How far apart the CN test lets the two runs be (FEM). A solve stops with a residual
+// gradient r that passes sqrt(sum_i |r_i|^2 / tol_i^2 / n) < 1 (n nodes, tol_i = eps s_i
+// of FemIncrementalPotential::CharacteristicNormWeights). To first order the state is off
+// by dx = H^-1 r, H = M / dt^2 + K the Hessian of the incremental potential (M the lumped
+// masses, K the elastic Hessian). Where K >= 0 (small strains: after 10 steps the handles
+// have turned 0.08 rad), H >= M / dt^2, so
+//   |dx|_M^2 = r^T H^-1 M H^-1 r <= dt^4 r^T M^-1 r = dt^4 sum_i |r_i|^2 / m_i
+//            <= dt^4 max_i(tol_i^2 / m_i) n,
+// and one solve leaves a mass-weighted RMS position error sqrt(|dx|_M^2 / sum_i m_i) below
+//   B1 = dt^2 sqrt(n max_i(tol_i^2 / m_i) / sum_i m_i):
+// 3.6e-5 m for the twisted bar at eps = 1e-5 (tol_i = eps s_i V_i^(2/3) ~ 1e-5 * 5.3e5 Pa *
+// 0.013 m^2 ~ 0.07 N, m_i ~ 1.5 kg, dt = 0.025 s). That is the smooth, inertia-dominated part
+// of a residual, which the stiffness does not hold back. After one step the runs differ by
+// up to 2 B1; a position error is also a velocity error, which backward Euler carries on
+// without amplifying, so after N steps the worst case (every residual along the softest
+// mode) is at least 2 N B1 = 20 B1.
+// Measured after 10 steps, the same on 1, 2 and 4 ranks to 4 digits: RMS 1.10 B1 at
+// eps = 1e-5, 2.34 B1 at eps = 1e-7 (where Newton ends far below its tolerance, so the
+// difference is L-BFGS's alone); largest node difference 4.1 B1 and 7.2 B1 (at 1e-5,
+// 1.5e-4 m: 2.7% of a step's travel of the handles). Asserted: RMS < 4 B1 (a fifth of the
+// worst case), largest < 15 B1 (the CN test, an RMS, bounds no single node).
+//
+// MPM. The unknown is the grid velocity change, H = M + dt^2 K >= M, so where inertia
+// governs a node's velocity is off by about tol_i / m_i. HOT's tol_i = eps 24 dx^2 dt
+// (sum_p w_ip m_p s_p) / m_i is eps 24 dx^2 dt s within one material, and a node inside a
+// body has m_i = rho dx^3, so one step leaves the velocities off by about
+//   dv = 24 eps dt s / (rho dx),
+// 2.5e-4 m/s for the soft bars (s = |dP/dF(I)| = 3.0e5 Pa at E = 1e5 Pa, rho = 2000 kg/m^3,
+// dx = 0.015 m, dt = 0.0104 s, eps = 1e-7), and the particles' positions by about dt dv per
+// step, N dt dv after N steps. (No max_i bound as for FEM: nodes at a body's fringe have
+// m_i -> 0 with tol_i unchanged.) The stiff middle bar (E = 1e8 Pa) has 1000 times the
+// tolerance but is carried along nearly rigidly: measured, its particles' velocities
+// differ 50 times less than the top bar's.
+// Measured after 3 steps: position RMS 0.41 N dt dv on 1, 2 and 4 ranks, velocity RMS
+// 0.58 dv; largest particle difference 2.2 N dt dv (1.7e-5 m, 0.3% of a step's travel of
+// the top clamp). Asserted: position RMS < N dt dv, velocity RMS < 1.5 dv, largest
+// position difference < 5 N dt dv.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "TestUtil.hpp"
+#include "app/FemSimulation.hpp"
+#include "app/MpmSimulation.hpp"
+#include "integrators/FemBackwardEuler.hpp"
+#include "integrators/StepController.hpp"
+#include "mpm/MpmModel.hpp"
+
+namespace optistep {
+namespace {
+
+/// A simulation stepped as Simulation::Run steps it (frame splitting, the CFL limit, dt
+/// halving: StepController), keeping every accepted step's record.
+template <class Sim>
+class RecordedRun {
+ public:
+  RecordedRun(const std::string& scene_path, const std::vector<std::string>& overrides)
+      : scene_(ReadSceneConfig(scene_path, overrides)),
+        sim_(PETSC_COMM_WORLD, scene_),
+        controller_(PETSC_COMM_WORLD, scene_.time, sim_.integrator()) {}
+
+  /// Collective: one step (the last of a frame moves on to the next frame).
+  void Step() {
+    if (controller_.AdvanceStep(frame_, [&](const StepRecord& r) { records_.push_back(r); }))
+      ++frame_;
+  }
+
+  const SceneConfig& scene() const { return scene_; }
+  Sim& sim() { return sim_; }
+  const std::vector<StepRecord>& records() const { return records_; }
+
+ private:
+  SceneConfig scene_;
+  Sim sim_;
+  StepController controller_;
+  int frame_ = 0;
+  std::vector<StepRecord> records_;
+};
+
+/// Both runs took the same steps (same t and dt), each converged at its full size (no
+/// halving), and each was solved by its method: L-BFGS applying H0^-1, Newton not.
+/// Prints the iterations of each step.
+template <class Sim>
+void ExpectSameStepsSolvedByEachMethod(RecordedRun<Sim>& newton, RecordedRun<Sim>& lbfgs) {
+  EXPECT_NE(newton.sim().integrator().Describe().find("minimizer newton"), std::string::npos);
+  EXPECT_NE(lbfgs.sim().integrator().Describe().find("minimizer lbfgs"), std::string::npos);
+  ASSERT_EQ(newton.records().size(), lbfgs.records().size());
+  for (std::size_t k = 0; k < newton.records().size(); ++k) {
+    const StepRecord& a = newton.records()[k];
+    const StepRecord& b = lbfgs.records()[k];
+    SCOPED_TRACE("step " + std::to_string(a.step));
+    EXPECT_EQ(a.t, b.t);
+    EXPECT_EQ(a.dt, b.dt);
+    EXPECT_EQ(a.method, "newton");
+    EXPECT_EQ(b.method, "lbfgs");
+    for (const StepRecord* r : {&a, &b}) {
+      EXPECT_EQ(r->halvings, 0);
+      EXPECT_TRUE(r->solve.converged);
+      EXPECT_LT(r->solve.cn_residual, 1.0);
+    }
+    EXPECT_EQ(a.solve.initializer_applications, 0);
+    EXPECT_GE(b.solve.initializer_applications, b.solve.iterations);
+    EXPECT_GE(b.solve.iterations, 1);
+    PetscPrintf(PETSC_COMM_WORLD,
+                "[          ] step %ld, t = %.4f s: newton %d it (%d CG, cn %.2f), lbfgs %d it "
+                "(%d H0^-1, %d CG, cn %.2f)\n",
+                a.step, a.t, a.solve.iterations, a.solve.linear_iterations, a.solve.cn_residual,
+                b.solve.iterations, b.solve.initializer_applications, b.solve.linear_iterations,
+                b.solve.cn_residual);
+  }
+}
+
+/// Collective: B1 of the header comment, dt^2 sqrt(n max_i(tol_i^2 / m_i) / sum_i m_i) (m),
+/// over the free nodes.
+double OneSolveBound(FemSimulation& sim, double epsilon, double dt) {
+  const FemModel& model = sim.model();
+  FemIncrementalPotential& potential = dynamic_cast<FemBackwardEuler&>(sim.integrator()).potential();
+  Vec tol = model.CreateNodeVector();
+  potential.CharacteristicNormWeights(epsilon, tol);
+  const PetscScalar* t = nullptr;
+  VecGetArrayRead(tol, &t);
+  double worst = 0.0;  // max_i tol_i^2 / m_i, N^2/kg
+  for (PetscInt l = 0; l < model.mesh().n_owned; ++l)
+    if (!model.IsConstrained(static_cast<int>(l)))
+      worst = std::max(worst, t[3 * l] * t[3 * l] / model.Mass(static_cast<int>(l)));
+  VecRestoreArrayRead(tol, &t);
+  VecDestroy(&tol);
+  MPI_Allreduce(MPI_IN_PLACE, &worst, 1, MPI_DOUBLE, MPI_MAX, model.comm());
+  return dt * dt * std::sqrt(potential.GlobalNodeCount() * worst / model.TotalMass());
+}
+
+struct Difference {
+  double rms = 0.0;      ///< mass-weighted RMS over nodes or particles
+  double largest = 0.0;  ///< largest over nodes or particles
+};
+
+/// Per point (3 values each) |a - b|: mass-weighted RMS (all masses 1 when mass is empty)
+/// and the largest. a and b hold the whole arrays on every rank.
+Difference Compare(const std::vector<double>& a, const std::vector<double>& b,
+                   const std::vector<double>& mass) {
+  Difference d;
+  double total = 0.0;
+  for (std::size_t p = 0; p < a.size() / 3; ++p) {
+    double squared = 0.0;
+    for (int k = 0; k < 3; ++k) squared += (a[3 * p + k] - b[3 * p + k]) * (a[3 * p + k] - b[3 * p + k]);
+    const double m = mass.empty() ? 1.0 : mass[p];
+    d.rms += m * squared;
+    total += m;
+    d.largest = std::max(d.largest, std::sqrt(squared));
+  }
+  d.rms = std::sqrt(d.rms / total);
+  return d;
+}
+
+/// Collective: the mass-weighted RMS of the position difference of two FEM runs of one
+/// scene on the same ranks (same partition, so the same owned nodes in the same order).
+double MassWeightedDifference(FemSimulation& a, FemSimulation& b) {
+  const FemModel& model = a.model();
+  PetscInt na = 0, nb = 0;
+  VecGetLocalSize(a.positions(), &na);
+  VecGetLocalSize(b.positions(), &nb);
+  EXPECT_EQ(na, nb);
+  const PetscScalar *xa = nullptr, *xb = nullptr;
+  VecGetArrayRead(a.positions(), &xa);
+  VecGetArrayRead(b.positions(), &xb);
+  double sum = 0.0;
+  for (PetscInt l = 0; l < model.mesh().n_owned; ++l)
+    for (int d = 0; d < 3; ++d)
+      sum += model.Mass(static_cast<int>(l)) * (xa[3 * l + d] - xb[3 * l + d]) * (xa[3 * l + d] - xb[3 * l + d]);
+  VecRestoreArrayRead(a.positions(), &xa);
+  VecRestoreArrayRead(b.positions(), &xb);
+  MPI_Allreduce(MPI_IN_PLACE, &sum, 1, MPI_DOUBLE, MPI_SUM, model.comm());
+  return std::sqrt(sum / model.TotalMass());
+}
+
+/// The twisted bar with newton and with lbfgs, 10 steps, CN epsilon `epsilon_scale` times
+/// the scene's; checks the steps and the difference in units of B1.
+void CompareOnTheTwistedBar(double epsilon_scale) {
+  const std::string path = test::SourcePath("configs/twisted_bar.yaml");
+  const double epsilon = epsilon_scale * ReadSceneConfig(path).solver.cn_epsilon;
+  char tolerance[64];
+  std::snprintf(tolerance, sizeof tolerance, "solver.cn_epsilon=%.17g", epsilon);
+  RecordedRun<FemSimulation> newton(path, {tolerance});
+  RecordedRun<FemSimulation> lbfgs(path, {tolerance, "solver.method=lbfgs"});
+  const int steps = 10;
+  for (int n = 0; n < steps; ++n) {
+    newton.Step();
+    lbfgs.Step();
+  }
+  ExpectSameStepsSolvedByEachMethod(newton, lbfgs);
+  const double B1 = OneSolveBound(newton.sim(), epsilon, newton.records().back().dt);
+  const double rms = MassWeightedDifference(newton.sim(), lbfgs.sim());
+  const Difference d = Compare(newton.sim().GatherPositions(), lbfgs.sim().GatherPositions(), {});
+  PetscPrintf(PETSC_COMM_WORLD,
+              "[          ] twisted bar, eps %.0e, after %d steps: B1 = %.3e m; positions differ by "
+              "%.3e m RMS (%.2f B1), %.3e m at most (%.2f B1)\n",
+              epsilon, steps, B1, rms, rms / B1, d.largest, d.largest / B1);
+  EXPECT_LT(rms, 4.0 * B1);
+  EXPECT_LT(d.largest, 15.0 * B1);
+  EXPECT_GT(rms, 0.0) << "the two runs should be different methods";
+}
+
+TEST(LbfgsScenes, TwistedBarAgreesWithNewtonToTheCnTolerance) { CompareOnTheTwistedBar(1.0); }
+
+TEST(LbfgsScenes, TwistedBarAgreesWithNewtonToAHundredthOfIt) { CompareOnTheTwistedBar(0.01); }
+
+TEST(LbfgsScenes, HotTwistingBarAgreesWithNewtonToTheCnTolerance) {
+  const std::string path = test::SourcePath("configs/hot_twisting_bar_coarse.yaml");
+  RecordedRun<MpmSimulation> newton(path, {});
+  RecordedRun<MpmSimulation> lbfgs(path, {"solver.method=lbfgs"});
+  const int steps = 3;
+  for (int n = 0; n < steps; ++n) {
+    newton.Step();
+    lbfgs.Step();
+  }
+  ExpectSameStepsSolvedByEachMethod(newton, lbfgs);
+  // dv of the header comment for the softest body (smallest s / rho).
+  const SceneConfig& scene = newton.scene();
+  const mpm::MpmModel model(scene);
+  double s_over_rho = INFINITY;
+  for (std::size_t b = 0; b < scene.bodies.size(); ++b)
+    s_over_rho = std::min(s_over_rho, model.materials[b]->dPdF(Mat3::Identity(), false).norm() /
+                                          scene.bodies[b].material.density);
+  const double dt = newton.records().back().dt;
+  const double dv = 24.0 * scene.solver.cn_epsilon * dt * s_over_rho / scene.mpm.dx;
+  const double position_scale = steps * dt * dv;
+  std::vector<double> xa, va, mass, xb, vb;
+  newton.sim().GatherParticles(&xa, &va, &mass);
+  lbfgs.sim().GatherParticles(&xb, &vb);
+  const Difference x = Compare(xa, xb, mass), v = Compare(va, vb, mass);
+  PetscPrintf(PETSC_COMM_WORLD,
+              "[          ] HOT twisting bar after %d steps: dv = %.3e m/s; positions differ by "
+              "%.3e m RMS (%.2f N dt dv), %.3e m at most (%.2f N dt dv); velocities by %.3e m/s "
+              "RMS (%.2f dv)\n",
+              steps, dv, x.rms, x.rms / position_scale, x.largest, x.largest / position_scale, v.rms,
+              v.rms / dv);
+  EXPECT_LT(x.rms, position_scale);
+  EXPECT_LT(x.largest, 5.0 * position_scale);
+  EXPECT_LT(v.rms, 1.5 * dv);
+  EXPECT_GT(x.rms, 0.0) << "the two runs should be different methods";
+}
+
+}  // namespace
+}  // namespace optistep
