@@ -37,7 +37,7 @@ fi
 cd "$root"
 echo "bench-fem: building optistep and fem_kernel_bench in $build" >&2
 cmake --build "$build" --target optistep fem_kernel_bench -- -j2 >/dev/null
-[[ -s data/meshes/elephant.1.node ]] || scripts/fetch-meshes.sh
+scripts/fetch-meshes.sh elephant.1.node
 mkdir -p "$out"
 
 # column_mean, share, blas_name

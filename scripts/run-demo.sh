@@ -6,7 +6,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/build.sh" --target optistep
-"$root/scripts/fetch-meshes.sh"
+"$root/scripts/fetch-meshes.sh" elephant.1.node
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 cd "$root"
 mpiexec --oversubscribe -n 2 build/src/optistep run configs/elephant_drop.yaml "$@"
