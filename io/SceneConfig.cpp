@@ -562,7 +562,8 @@ MpmConfig ParseMpm(const Field& f) {
 }
 
 SolverConfig ParseSolver(const Field& f, bool mpm) {
-  const MapView m(f, {"method", "termination", "cn_epsilon", "tau", "max_iterations", "kappa",
+  const MapView m(f, {"method", "termination", "cn_epsilon", "rigid_epsilon", "tau",
+                      "max_iterations", "kappa",
                       "step_clamp", "forcing_sigma", "forcing", "best_of_two_guesses", "window",
                       "initializer"});
   SolverConfig solver;
@@ -575,6 +576,7 @@ SolverConfig ParseSolver(const Field& f, bool mpm) {
   m.Read("method", solver.method);
   m.Read("termination", solver.termination, kTerminations);
   m.Read("cn_epsilon", solver.cn_epsilon, kPositive);
+  m.Read("rigid_epsilon", solver.rigid_epsilon, kPositive);
   m.Read("tau", solver.tau, kPositive);
   m.Read("max_iterations", solver.max_iterations, kPositiveInteger);
   m.Read("kappa", solver.kappa, Range{0.0, 1.0, true, true});

@@ -43,7 +43,9 @@ class FemIncrementalPotential : public IncrementalPotential {
   /// Zeroes the Dirichlet rows of d.
   void Project(Vec d) const override;
   const ElementSets* Elements() const override { return &elements_; }
-
+  /// Per body without Dirichlet nodes (IncrementalPotential::RigidMotionResidual): net
+  /// force (N) and torque (N m) of the residual over epsilon M_b a_b and epsilon M_b a_b r_b.
+  double RigidMotionResidual(double epsilon, Vec x, Vec g) override;
 
  private:
   /// Copies x's owned values into the ghosted work vector and returns a view of its
@@ -65,6 +67,10 @@ class FemIncrementalPotential : public IncrementalPotential {
   FemModel& model_;
   double beta_;
   ElementSets elements_;
+  std::vector<char> body_held_;  ///< per body: some node of it is a Dirichlet node (any rank)
+  /// Per body: sum over its tets of V_e |dP/dF(I)|_e (N m), the scale of the round-off in its
+  /// elastic forces' net torque.
+  std::vector<double> body_stiffness_volume_;
   bool project_spd_ = true;
   double dt_ = 0.0;
   double t_next_ = 0.0;

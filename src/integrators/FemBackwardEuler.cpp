@@ -35,6 +35,20 @@ SolveReport FemBackwardEuler::TryStep(double dt) {
   OPTISTEP_PETSC(VecCopy(potential_.InertialTarget(), guess_));
   potential_.ApplyDirichlet(guess_);
   TakeBetterStart(potential_, u_, guess_);
+  // And x_hat + dt^2 g, the exact step of a body in free fall (the start MPM takes as
+  // dv = dt g): without it, a stiff body's Hessian (elastic stiffness over inertia beyond
+  // 1e16 at large steps) leaves the fall to round-off.
+  const Vec3 fall = dt * dt * model_.gravity();
+  if (fall.squaredNorm() > 0.0) {
+    OPTISTEP_PETSC(VecCopy(potential_.InertialTarget(), guess_));
+    PetscScalar* ga = nullptr;
+    OPTISTEP_PETSC(VecGetArray(guess_, &ga));
+    for (PetscInt l = 0; l < model_.mesh().n_owned; ++l)
+      for (int d = 0; d < 3; ++d) ga[3 * l + d] += fall[d];
+    OPTISTEP_PETSC(VecRestoreArray(guess_, &ga));
+    potential_.ApplyDirichlet(guess_);
+    TakeBetterStart(potential_, u_, guess_);
+  }
   SolveReport report = minimizer_->Minimize(potential_, u_);
   if (!report.converged) return report;
   // v_{n+1} = (x_{n+1} - x_n) / dt, then friction; x_{n+1} = u.

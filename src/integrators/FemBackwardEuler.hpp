@@ -2,8 +2,9 @@
 // Backward Euler as optimization on a tet mesh (Gast et al. 2015, Sec. 2): each step
 // minimizes the incremental potential (fem/FemIncrementalPotential) over x_{n+1}; then
 // v_{n+1} = (x_{n+1} - x_n) / dt, and Coulomb friction against collision objects is applied
-// to v_{n+1} (Sec. 5.2). Starts from the better of x_n and x_hat = x_n + dt v_n (Sec. 3.1),
-// Dirichlet rows at their targets. No step limit: the StepController cuts each frame into
+// to v_{n+1} (Sec. 5.2). Starts from the best of x_n, x_hat = x_n + dt v_n (Sec. 3.1) and,
+// with gravity, x_hat + dt^2 g (the exact step of free fall, as MPM's dv = dt g), Dirichlet
+// rows at their targets. No step limit: the StepController cuts each frame into
 // a fixed number of equal steps.
 #include "fem/FemIncrementalPotential.hpp"
 #include "fem/FemModel.hpp"

@@ -10,6 +10,7 @@ namespace optistep {
 ConvergenceTest::ConvergenceTest(const SolverConfig& config)
     : use_cn_(config.termination == "characteristic_norm"),
       cn_epsilon_(config.cn_epsilon),
+      rigid_epsilon_(config.rigid_epsilon),
       tau_(config.tau) {}
 
 ConvergenceTest::~ConvergenceTest() {
@@ -27,10 +28,16 @@ PetscErrorCode ConvergenceTest::AddOptions(PetscOptionItems* PetscOptionsObject)
                              "Characteristic-norm epsilon: FEM 1e-5 (DOT Sec. 6), MPM 1e-7 (HOT "
                              "Sec. 7.1) (scene: solver.cn_epsilon)",
                              "", cn_epsilon_, &cn_epsilon_, nullptr));
+  PetscCall(PetscOptionsReal("-rigid_epsilon",
+                             "Rigid-motion test: net force and torque of the residual of every "
+                             "free body over its weight and inertia (ours; 1e-3) (scene: "
+                             "solver.rigid_epsilon)",
+                             "", rigid_epsilon_, &rigid_epsilon_, nullptr));
   PetscCall(PetscOptionsReal("-tau", "Absolute gradient tolerance, termination absolute "
                              "(Gast Sec. 3.1) (scene: solver.tau)", "", tau_, &tau_, nullptr));
   if (!(cn_epsilon_ > 0.0)) throw InputError("-cn_epsilon: expected a positive number");
   if (!(tau_ > 0.0)) throw InputError("-tau: expected a positive number");
+  if (!(rigid_epsilon_ > 0.0)) throw InputError("-rigid_epsilon: expected a positive number");
   return 0;
 }
 
@@ -41,18 +48,27 @@ void ConvergenceTest::SetUp(IncrementalPotential& potential, Vec u) {
   OPTISTEP_PETSC(VecDuplicate(u, &work_));
   potential.CharacteristicNormWeights(cn_epsilon_, w_);
   n_nodes_ = potential.GlobalNodeCount();
+  potential_ = &potential;
 }
 
-double ConvergenceTest::Residual(Vec g) {
-  OPTISTEP_PETSC(VecPointwiseDivide(work_, g, w_));
+Residual ConvergenceTest::Measure(Vec u, Vec g) {
+  Residual r;
   PetscReal norm = 0.0;
+  OPTISTEP_PETSC(VecNorm(g, NORM_2, &norm));
+  r.gradient_norm = norm;
+  OPTISTEP_PETSC(VecPointwiseDivide(work_, g, w_));
   OPTISTEP_PETSC(VecNorm(work_, NORM_2, &norm));
-  return norm / std::sqrt(static_cast<double>(n_nodes_));
+  r.cn = norm / std::sqrt(static_cast<double>(n_nodes_));
+  if (use_cn_) r.rigid = potential_->RigidMotionResidual(rigid_epsilon_, u, g);
+  return r;
 }
 
-bool ConvergenceTest::Converged(int iterations, double gradient_norm, double cn_residual) const {
-  if (iterations < 1) return false;
-  return use_cn_ ? cn_residual < 1.0 : gradient_norm < tau_;
+bool ConvergenceTest::Met(const Residual& residual) const {
+  return use_cn_ ? residual.cn < 1.0 && residual.rigid < 1.0 : residual.gradient_norm < tau_;
+}
+
+bool ConvergenceTest::Converged(int iterations, const Residual& residual) const {
+  return iterations >= 1 && Met(residual);
 }
 
 double ConvergenceTest::ToleranceNorm() const {
@@ -73,7 +89,8 @@ double ConvergenceTest::ToleranceNorm() const {
 std::string ConvergenceTest::Describe() const {
   std::ostringstream s;
   if (use_cn_)
-    s << "termination characteristic_norm (epsilon " << cn_epsilon_ << ")";
+    s << "termination characteristic_norm (epsilon " << cn_epsilon_ << ", rigid epsilon "
+      << rigid_epsilon_ << ")";
   else
     s << "termination absolute (tau " << tau_ << ")";
   return s.str();

@@ -73,6 +73,24 @@ class IncrementalPotential {
   /// satisfies this; an L-BFGS direction built from a general initializer may not.
   virtual void Project(Vec d) const = 0;
 
+  /// Collective. The rigid-motion residual of the iterate u with gradient g, relative to
+  /// epsilon: for every body that no Dirichlet condition holds, the net force
+  /// R_b = sum_i g_i and the net torque T_b = sum_i (x_i - c_b) x g_i of the residual over
+  /// its nodes, over epsilon times the body's characteristic force M_b a_b and torque
+  /// M_b a_b r_b (a_b = |gravity| + the mass-weighted mean speed at the step's start / dt,
+  /// r_b its radius of gyration), or over the round-off floor of its elastic forces when
+  /// that is larger; the largest ratio (< 1 meets the test). Elastic forces are internal:
+  /// they add nothing to R_b and T_b, so this measures what the elastic characteristic
+  /// norm cannot see for stiff bodies, the error in each body's rigid motion
+  /// (src/solvers/ConvergenceTest.hpp). 0 when no body qualifies (every body held, or at
+  /// rest without gravity). The default: 0, no rigid-motion test.
+  virtual double RigidMotionResidual(double epsilon, Vec u, Vec g) {
+    (void)epsilon;
+    (void)u;
+    (void)g;
+    return 0.0;
+  }
+
   /// MPM grid structure, or null (FEM).
   virtual const GridInfo* Grid() const { return nullptr; }
   /// FEM element sets, or null (MPM).

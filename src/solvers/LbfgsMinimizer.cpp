@@ -93,11 +93,11 @@ SolveReport LbfgsMinimizer::Minimize(IncrementalPotential& potential, Vec u) {
     initializer_->SetUp(potential, u);
   }
 
-  double energy = potential.EnergyAndGradient(u, g), gnorm = 0.0, cn = 0.0;
-  Measure(g, &gnorm, &cn);
+  double energy = potential.EnergyAndGradient(u, g);
+  Residual residual = termination_.Measure(u, g);
 
   for (;;) {
-    if (Stop(&report, energy, gnorm, cn)) break;
+    if (Stop(&report, energy, residual)) break;
 
     Direction(g, d, &report.linear_iterations);
     ++report.initializer_applications;
@@ -122,7 +122,7 @@ SolveReport LbfgsMinimizer::Minimize(IncrementalPotential& potential, Vec u) {
     energy = searched.energy;
     if (!searched.decreased) {
       report.energy = energy;
-      report.reason = searched.nan ? "NaN in line search" : "line search found no decrease";
+      NoDecrease(&report, residual, searched.nan);
       break;
     }
     // s = u_new - u_old, y = g_new - g_old; a pair with s^T y <= 0 is skipped.
@@ -148,9 +148,10 @@ SolveReport LbfgsMinimizer::Minimize(IncrementalPotential& potential, Vec u) {
       VecDestroy(&s);
       VecDestroy(&y);
     }
-    Measure(g, &gnorm, &cn);
-    Monitor("  lbfgs %3d  E %.10e  |g| %.3e  cn %.3e  pairs %d  alpha %.3g\n", report.iterations,
-            energy, static_cast<double>(gnorm), cn, static_cast<int>(s_.size()), searched.step);
+    residual = termination_.Measure(u, g);
+    Monitor("  lbfgs %3d  E %.10e  |g| %.3e  cn %.3e  rigid %.3e  pairs %d  alpha %.3g\n",
+            report.iterations, energy, residual.gradient_norm, residual.cn, residual.rigid,
+            static_cast<int>(s_.size()), searched.step);
   }
 
   ClearHistory();

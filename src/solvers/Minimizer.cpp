@@ -76,23 +76,16 @@ bool Minimizer::LayoutChanged(Vec u) {
   return reset;
 }
 
-void Minimizer::Measure(Vec g, double* gradient_norm, double* cn_residual) {
-  PetscReal norm = 0.0;
-  OPTISTEP_PETSC(VecNorm(g, NORM_2, &norm));
-  *gradient_norm = norm;
-  *cn_residual = termination_.Residual(g);
-}
-
-bool Minimizer::Stop(SolveReport* report, double energy, double gradient_norm,
-                     double cn_residual) const {
+bool Minimizer::Stop(SolveReport* report, double energy, const Residual& residual) const {
   report->energy = energy;
-  report->gradient_norm = gradient_norm;
-  report->cn_residual = cn_residual;
-  if (std::isnan(energy) || std::isnan(gradient_norm)) {
+  report->gradient_norm = residual.gradient_norm;
+  report->cn_residual = residual.cn;
+  report->rigid_residual = residual.rigid;
+  if (std::isnan(energy) || std::isnan(residual.gradient_norm)) {
     report->reason = "NaN in energy or gradient";
     return true;
   }
-  if (termination_.Converged(report->iterations, gradient_norm, cn_residual)) {
+  if (termination_.Converged(report->iterations, residual)) {
     report->converged = true;
     report->reason = "converged";
     return true;
@@ -102,6 +95,15 @@ bool Minimizer::Stop(SolveReport* report, double energy, double gradient_norm,
     return true;
   }
   return false;
+}
+
+void Minimizer::NoDecrease(SolveReport* report, const Residual& residual, bool nan) const {
+  if (!nan && termination_.Met(residual)) {
+    report->converged = true;
+    report->reason = "converged (the line search found nothing lower)";
+    return;
+  }
+  report->reason = nan ? "NaN in line search" : "line search found no decrease";
 }
 
 void Minimizer::Monitor(const char* format, ...) const {

@@ -32,6 +32,7 @@ struct SolveReport {
   int initializer_applications = 0;  ///< L-BFGS: applications of H0^-1; 0 for Newton
   double energy = 0.0;               ///< E at the returned iterate
   double cn_residual = 0.0;          ///< sqrt(sum_i |g_i|^2 / tol_i^2 / n_nodes); < 1 means converged
+  double rigid_residual = 0.0;       ///< IncrementalPotential::RigidMotionResidual over rigid_epsilon; < 1 means met
   double gradient_norm = 0.0;        ///< |g|_2 at the returned iterate
   std::string reason;                ///< "converged", "line search found no decrease", "NaN", ...
 };
@@ -85,12 +86,14 @@ class Minimizer {
   /// changes every step); the line search is then reset (the method resets its own
   /// objects).
   bool LayoutChanged(Vec u);
-  /// Collective: |g|_2 and the characteristic-norm residual of g (termination_ set up).
-  void Measure(Vec g, double* gradient_norm, double* cn_residual);
-  /// Records an iterate's E, |g|_2 and CN residual in report and says whether the solve
-  /// stops there: a NaN, convergence by the shared test (after at least one iteration),
-  /// or the iteration cap; report's converged and reason say which.
-  bool Stop(SolveReport* report, double energy, double gradient_norm, double cn_residual) const;
+  /// Records an iterate's E and residual measures (ConvergenceTest::Measure) in report and
+  /// says whether the solve stops there: a NaN, convergence by the shared test (after at
+  /// least one iteration), or the iteration cap; report's converged and reason say which.
+  bool Stop(SolveReport* report, double energy, const Residual& residual) const;
+  /// The line search found no decrease from the iterate with these measures (in report):
+  /// converged if they meet the test anyway (a start already at the minimizer, e.g. a body
+  /// at rest without gravity, has nothing to decrease), else failed, naming the reason.
+  void NoDecrease(SolveReport* report, const Residual& residual, bool nan) const;
   /// Collective: prints one -<prefix>monitor line on rank 0.
   void Monitor(const char* format, ...) const;
 

@@ -109,11 +109,14 @@ SolveReport NewtonMinimizer::Minimize(IncrementalPotential& potential, Vec u) {
   const double tolerance_norm = forcing_ == "preconditioned" ? termination_.ToleranceNorm() : 0.0;
   line_search_.SetPotential(&potential);
 
-  double energy = potential.EnergyAndGradient(u, g), gnorm = 0.0, cn = 0.0;
-  Measure(g, &gnorm, &cn);
+  double energy = potential.EnergyAndGradient(u, g);
+  Residual residual = termination_.Measure(u, g);
+  Monitor("  newton   0  E %.10e  |g| %.3e  cn %.3e  rigid %.3e\n", energy, residual.gradient_norm,
+          residual.cn, residual.rigid);
 
   for (;;) {
-    if (Stop(&report, energy, gnorm, cn)) break;
+    if (Stop(&report, energy, residual)) break;
+    const double gnorm = residual.gradient_norm;
 
     // Newton direction: H d = -g, CG from zero with the adaptive forcing term.
     potential.Hessian(u, H);
@@ -122,7 +125,7 @@ SolveReport NewtonMinimizer::Minimize(IncrementalPotential& potential, Vec u) {
     OPTISTEP_PETSC(VecScale(rhs, -1.0));
     OPTISTEP_PETSC(KSPSetOperators(ksp_, H, H));
     // d is free until KSPSolve overwrites it: scratch for the forcing term.
-    const double rtol = ForcingTerm(g, gnorm, cn, tolerance_norm, d);
+    const double rtol = ForcingTerm(g, gnorm, residual.cn, tolerance_norm, d);
     OPTISTEP_PETSC(KSPSetTolerances(ksp_, rtol, 0.0, PETSC_DEFAULT, PETSC_DEFAULT));
     KSPConvergedReason ksp_reason;
     PetscInt ksp_its = 0;
@@ -156,13 +159,13 @@ SolveReport NewtonMinimizer::Minimize(IncrementalPotential& potential, Vec u) {
     energy = searched.energy;
     if (!searched.decreased) {
       report.energy = energy;
-      report.reason = searched.nan ? "NaN in line search" : "line search found no decrease";
+      NoDecrease(&report, residual, searched.nan);
       break;
     }
-    Measure(g, &gnorm, &cn);
-    Monitor("  newton %3d  E %.10e  |g| %.3e  cn %.3e  cg %3d (%s)  alpha %.3g\n",
-            report.iterations, energy, static_cast<double>(gnorm), cn, static_cast<int>(ksp_its),
-            KSPConvergedReasons[ksp_reason], searched.step);
+    residual = termination_.Measure(u, g);
+    Monitor("  newton %3d  E %.10e  |g| %.3e  cn %.3e  rigid %.3e  cg %3d (%s)  alpha %.3g\n",
+            report.iterations, energy, residual.gradient_norm, residual.cn, residual.rigid,
+            static_cast<int>(ksp_its), KSPConvergedReasons[ksp_reason], searched.step);
   }
 
   MatDestroy(&H);
