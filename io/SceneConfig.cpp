@@ -425,6 +425,15 @@ ShapeConfig ParseShape(const Field& f) {
   return shape;
 }
 
+/// A name that is one path component: [A-Za-z0-9._-]+, not starting with '.'.
+bool IsSafeName(const std::string& name) {
+  const auto safe = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           c == '.' || c == '_' || c == '-';
+  };
+  return !name.empty() && name[0] != '.' && std::all_of(name.begin(), name.end(), safe);
+}
+
 /// A file path, resolved against the scene's folder unless absolute.
 std::string ReadPath(const Field& f, const fs::path& scene_folder) {
   std::string path;
@@ -607,7 +616,15 @@ SceneConfig ParseScene(const Field& root, const std::string& path) {
   SceneConfig scene;
   scene.path = path;
   scene.name = fs::path(path).stem().string();
-  m.Read("name", scene.name);
+  // The name makes file names in output.directory (and the default folder out/<name>).
+  const std::string safe_name =
+      "one path component of letters, digits, '.', '_' and '-', not starting with '.'";
+  if (m.Read("name", scene.name)) {
+    if (!IsSafeName(scene.name)) m.Get("name").Expected(safe_name);
+  } else if (!IsSafeName(scene.name)) {
+    throw InputError(path + ": the scene's name is its file's stem '" + scene.name +
+                     "', which is not " + safe_name + "; give the scene a name: key");
+  }
   m.Read("gravity", scene.gravity);
   // The integrator factory checks the name (integrators/IntegratorFactory.hpp).
   m.Read("integrator", scene.integrator);

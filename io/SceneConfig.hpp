@@ -231,7 +231,9 @@ struct OutputConfig {
 
 struct SceneConfig {
   std::string path;        ///< the scene file as given
-  std::string name;        ///< the file's stem unless the scene names itself
+  /// The file's stem unless the scene names itself; one path component of
+  /// [A-Za-z0-9._-], not starting with '.' (it names files and the default output folder).
+  std::string name;
   std::string text;        ///< the file's text; with --set, the overridden tree re-emitted
   Vec3 gravity = Vec3(0.0, -9.81, 0.0);  ///< m/s^2
   std::string integrator = "backward_euler";

@@ -1,6 +1,7 @@
 // The optistep executable end to end: bad input stops with exit code 1 and one line on
-// stderr naming the file and the key or element, and leaves earlier output untouched;
-// check, partition, --help and a short run work and write what the README says.
+// stderr naming the file and the key or element, and leaves earlier output untouched (a
+// scene name that is not one safe path component included); check, partition, --help and
+// a short run work and write what the README says.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -122,6 +123,24 @@ TEST_F(Cli, BadInputStopsWithOneLineNamingTheProblem) {
   out.close();
   ExpectInputError("run " + Variant("inverted.yaml", "box.node", "inverted.node"),
                    {"inverted.ele", "tet 5"});
+}
+
+TEST_F(Cli, ASceneNameIsOneSafePathComponent) {
+  // '../escaped' would put the frames beside out/, 'runs/bar_v2' in a folder never made.
+  for (const std::string name : {"../escaped", "runs/bar_v2", ".hidden", "a b"}) {
+    SCOPED_TRACE(name);
+    ExpectInputError("run " + Variant("named.yaml", "time:", "name: '" + name + "'\ntime:"),
+                     {"named.yaml", "name", name});
+  }
+  EXPECT_FALSE(fs::exists(dir_ / "escaped.xdmf"));
+  EXPECT_FALSE(fs::exists(dir_ / "out" / "scene.yaml"));
+  EXPECT_FALSE(fs::exists(dir_ / "out" / "runs"));
+  // A file stem is the default name, so it follows the same rule.
+  ExpectInputError("run '" + Variant("bad stem.yaml") + "'",
+                   {"bad stem.yaml", "'bad stem'", "name"});
+  const Outcome o =
+      Optistep("check " + Variant("ok.yaml", "time:", "name: bar_v2.1-x\ntime:"), dir_);
+  EXPECT_EQ(o.exit_code, 0) << o.err;
 }
 
 TEST_F(Cli, HelpCheckAndPartition) {
