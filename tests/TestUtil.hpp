@@ -1,7 +1,10 @@
 #pragma once
 // Small helpers shared by the test suites.
 #include <mpi.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -19,6 +22,36 @@ inline std::string ReadFile(const std::string& path) {
   std::stringstream text;
   text << in.rdbuf();
   return text.str();
+}
+
+/// How many lines of text start with prefix.
+inline int LinesStartingWith(const std::string& text, const std::string& prefix) {
+  std::istringstream lines(text);
+  int count = 0;
+  for (std::string line; std::getline(lines, line);) count += line.rfind(prefix, 0) == 0;
+  return count;
+}
+
+/// Runs a shell command in folder dir; its exit code, or -1 if it did not exit normally.
+inline int Shell(const std::string& dir, const std::string& command) {
+  const int status = std::system(("cd '" + dir + "' && { " + command + "; }").c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/// The start of a shell command that runs `mpiexec -n ranks` from a test process, with the
+/// variables `environment` ("NAME=value ..."). The test is an MPI singleton whose own Open
+/// MPI and PMIx variables would make the nested mpiexec take itself for part of the
+/// singleton (and run nothing): they are removed.
+inline std::string Mpiexec(int ranks, const std::string& environment = "") {
+  std::string command = "env";
+  for (char** variable = environ; *variable; ++variable) {
+    const std::string entry = *variable;
+    const std::string name = entry.substr(0, entry.find('='));
+    for (const char* prefix : {"OMPI_MCA_", "OMPI_COMMAND", "OMPI_APP_", "PMIX_", "ORTE_"})
+      if (name.rfind(prefix, 0) == 0) command += " -u " + name;
+  }
+  return command + " " + environment + " " + OPTISTEP_MPIEXEC +
+         " --oversubscribe --bind-to none -n " + std::to_string(ranks);
 }
 
 inline int Rank() {

@@ -1,7 +1,8 @@
 // The optistep executable end to end: bad input stops with exit code 1 and one line on
 // stderr naming the file and the key or element, and leaves earlier output untouched (a
-// scene name that is not one safe path component included); check, partition, --help and
-// a short run work and write what the README says.
+// scene name that is not one safe path component included); usage errors are printed
+// once however many ranks; check, partition, --help and a short run work and write what
+// the README says.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -24,6 +25,7 @@ struct Outcome {
   std::string err;
 };
 
+using test::LinesStartingWith;
 using test::ReadFile;
 
 /// Runs `optistep <args>` in a shell (as an MPI singleton; the multi-rank run of the
@@ -141,6 +143,18 @@ TEST_F(Cli, ASceneNameIsOneSafePathComponent) {
   const Outcome o =
       Optistep("check " + Variant("ok.yaml", "time:", "name: bar_v2.1-x\ntime:"), dir_);
   EXPECT_EQ(o.exit_code, 0) << o.err;
+}
+
+TEST_F(Cli, UsageErrorsArePrintedOnceOnManyRanks) {
+  // Before MPI starts every rank reads the command line; only the first one speaks.
+  const std::string mpiexec = test::Mpiexec(2) + " " + OPTISTEP_EXECUTABLE;
+  EXPECT_NE(test::Shell(dir_, mpiexec + " frobnicate x.yaml > o.txt 2> e.txt"), 0);
+  const std::string err = ReadFile(dir_ / "e.txt");
+  EXPECT_EQ(LinesStartingWith(err, "optistep: error: unknown command 'frobnicate'"), 1) << err;
+  EXPECT_EQ(LinesStartingWith(err, "(see optistep --help)"), 1) << err;
+  EXPECT_EQ(test::Shell(dir_, mpiexec + " --help > o.txt 2> e.txt"), 0);
+  const std::string out = ReadFile(dir_ / "o.txt");
+  EXPECT_EQ(LinesStartingWith(out, "usage:"), 1) << out;
 }
 
 TEST_F(Cli, HelpCheckAndPartition) {

@@ -12,6 +12,7 @@
 #include <petscsys.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -112,6 +113,15 @@ int RunCommand(const CommandLine& cl) {
   return CheckOrRun(comm, scene, cl, sim);
 }
 
+/// Before MPI starts: whether this process is the first rank of its launch, by the
+/// variables the launchers set (Open MPI's mpiexec, PMIx and PMI launchers, SLURM's srun),
+/// or a process started alone. Only it prints what every rank would print alike.
+bool FirstRankOfLaunch() {
+  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"})
+    if (const char* rank = std::getenv(name)) return std::strcmp(rank, "0") == 0;
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -123,10 +133,12 @@ int main(int argc, char** argv) {
     usage_error = e.what();
   }
   if (cl.help || cl.version || !usage_error.empty()) {
-    if (cl.version) std::printf("optistep %s\n", OPTISTEP_VERSION);
-    if (cl.help) std::fputs(UsageText(), stdout);
-    if (!usage_error.empty())
-      std::fprintf(stderr, "optistep: error: %s\n(see optistep --help)\n", usage_error.c_str());
+    if (FirstRankOfLaunch()) {
+      if (cl.version) std::printf("optistep %s\n", OPTISTEP_VERSION);
+      if (cl.help) std::fputs(UsageText(), stdout);
+      if (!usage_error.empty())
+        std::fprintf(stderr, "optistep: error: %s\n(see optistep --help)\n", usage_error.c_str());
+    }
     return usage_error.empty() ? 0 : 1;
   }
 
