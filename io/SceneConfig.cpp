@@ -733,7 +733,60 @@ void ApplyOverride(YAML::Node& root, const std::string& file, const std::string&
   }
 }
 
+/// The scene tree of text without the output keys that cannot change a trajectory.
+YAML::Node TrajectoryTree(const std::string& text) {
+  YAML::Node root = YAML::Load(text);
+  const YAML::Node& lookup = root;  // const lookups do not insert keys
+  if (!root.IsMap() || !lookup["output"].IsDefined()) return root;
+  YAML::Node output = root["output"];
+  if (output.IsMap())
+    for (const char* key : {"directory", "every", "checkpoint_every_steps",
+                            "checkpoint_every_seconds", "checkpoints_kept"})
+      output.remove(key);
+  if (output.IsNull() || (output.IsMap() && output.size() == 0)) root.remove("output");
+  return root;
+}
+
+/// The key path of the first difference between a and b below path and the two values,
+/// or "" if there is none.
+std::string FirstDifference(const YAML::Node& a, const YAML::Node& b, const std::string& path) {
+  const auto differ = [&] {
+    return (path.empty() ? "the top level" : path) + ": " + Describe(a) + " in the checkpoint, " +
+           Describe(b) + " now";
+  };
+  if (a.IsDefined() != b.IsDefined() || a.Type() != b.Type()) return differ();
+  if (a.IsScalar()) return a.Scalar() == b.Scalar() ? "" : differ();
+  if (a.IsSequence()) {
+    if (a.size() != b.size()) return differ();
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      const std::string found = FirstDifference(a[i], b[i], path + "[" + std::to_string(i) + "]");
+      if (!found.empty()) return found;
+    }
+    return "";
+  }
+  if (!a.IsMap()) return "";
+  const auto child = [&](const std::string& key) { return path.empty() ? key : path + "." + key; };
+  for (const auto& entry : a) {
+    const std::string key = entry.first.Scalar();
+    const std::string found = FirstDifference(entry.second, b[key], child(key));
+    if (!found.empty()) return found;
+  }
+  for (const auto& entry : b) {
+    const std::string key = entry.first.Scalar();
+    if (!a[key].IsDefined()) return FirstDifference(a[key], entry.second, child(key));
+  }
+  return "";
+}
+
 }  // namespace
+
+std::string SceneDifference(const std::string& checkpoint_text, const std::string& text) {
+  try {
+    return FirstDifference(TrajectoryTree(checkpoint_text), TrajectoryTree(text), "");
+  } catch (const YAML::Exception& e) {
+    return "the scene texts cannot be compared (" + e.msg + ")";
+  }
+}
 
 SceneConfig ReadSceneConfig(const std::string& path, const std::vector<std::string>& overrides) {
   std::error_code ec;

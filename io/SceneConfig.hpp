@@ -259,4 +259,12 @@ struct SceneConfig {
 SceneConfig ReadSceneConfig(const std::string& path,
                             const std::vector<std::string>& overrides = {});
 
+/// The first difference between two scene texts (SceneConfig::text) that can change a
+/// run's trajectory, as "key.path: <value> in the checkpoint, <value> now", or "" if there
+/// is none. Left out: comments, layout, key order, and the output keys that cannot change
+/// a trajectory (output.directory, output.every, output.checkpoint_every_steps,
+/// output.checkpoint_every_seconds, output.checkpoints_kept). Values are compared as
+/// written ("1e5" and "100000" differ). A text that is not YAML differs from any other.
+std::string SceneDifference(const std::string& checkpoint_text, const std::string& text);
+
 }  // namespace optistep

@@ -2,11 +2,11 @@
 // test_checkpoint covers 1, 2 and 4 ranks in-process): a real SIGUSR1, as SLURM sends it
 // before the walltime, stops a run with exit code 0 after a checkpoint, and
 // `--restart latest` finishes it with the same last frame, bit for bit, as a run never
-// interrupted; kill -9 at random moments (with a checkpoint after every step, most land
-// inside a checkpoint write) never costs more than the steps since the last complete
-// checkpoint; `--restart` with nothing to restart from exits 1 with one line.
+// interrupted; a run folder moved elsewhere resumes bitwise; kill -9 at random moments
+// (with a checkpoint after every step, most land inside a checkpoint write) never costs
+// more than the steps since the last complete checkpoint; `--restart` with nothing to
+// restart from exits 1 with one line.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -24,12 +24,7 @@ namespace {
 namespace fs = std::filesystem;
 
 using test::ReadFile;
-
-/// Runs a shell command in dir; its exit code.
-int Shell(const fs::path& dir, const std::string& command) {
-  const int status = std::system(("cd '" + dir.string() + "' && { " + command + "; }").c_str());
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
+using test::Shell;
 
 class CheckpointCli : public ::testing::Test {
  protected:
@@ -101,6 +96,40 @@ TEST_F(CheckpointCli, SigusrStopsTheRunAndRestartFinishesItBitwise) {
             std::string::npos);
   ASSERT_EQ(Shell(dir_, optistep + " --set output.directory=whole > whole.txt 2>&1"), 0);
   ExpectSameEnd("drop_000100.h5", 200);
+}
+
+TEST_F(CheckpointCli, AMovedRunFolderResumesBitwise) {
+  // Output keys (folder, frame and checkpoint intervals) cannot change the trajectory, so
+  // they do not count as a scene change.
+  const std::string run = std::string(OPTISTEP_EXECUTABLE) +
+                          " run drop.yaml --quiet --set time.frames=40 "
+                          "--set output.checkpoint_every_steps=30";
+  ASSERT_EQ(Shell(dir_, run + " > first.txt 2>&1"), 0) << ReadFile(dir_ / "first.txt");
+  fs::create_directories(dir_ / "whole" / "frames");
+  fs::copy_file(dir_ / "out" / "frames" / "drop_000040.h5",
+                dir_ / "whole" / "frames" / "drop_000040.h5");
+  fs::rename(dir_ / "out", dir_ / "moved");
+  fs::remove(dir_ / "moved" / "frames" / "drop_000040.h5");
+  const std::string moved = " --restart latest --set output.directory=moved --set output.every=5";
+  ASSERT_EQ(Shell(dir_, run + moved + " > second.txt 2>&1"), 0) << ReadFile(dir_ / "second.txt");
+  const std::string second = ReadFile(dir_ / "second.txt");
+  EXPECT_NE(second.find("restarting from moved/checkpoints/ckpt_00000060.h5"), std::string::npos)
+      << second;
+  EXPECT_NE(second.find("(continues bitwise)"), std::string::npos) << second;
+  fs::rename(dir_ / "moved", dir_ / "out");
+  ExpectSameEnd("drop_000040.h5", 80);
+
+  // A change that does matter is named, refused, and with --allow-scene-change reported
+  // as what it is (the rank count is the same: nothing is repartitioned).
+  const std::string changed = " --restart latest --set bodies.0.material.E=2.0e5";
+  EXPECT_EQ(Shell(dir_, run + changed + " > third.txt 2>&1"), 1);
+  EXPECT_NE(ReadFile(dir_ / "third.txt").find("bodies[0].material.E"), std::string::npos)
+      << ReadFile(dir_ / "third.txt");
+  ASSERT_EQ(Shell(dir_, run + changed + " --allow-scene-change > fourth.txt 2>&1"), 0);
+  const std::string fourth = ReadFile(dir_ / "fourth.txt");
+  EXPECT_NE(fourth.find("bodies[0].material.E"), std::string::npos) << fourth;
+  EXPECT_EQ(fourth.find("repartitioned"), std::string::npos) << fourth;
+  EXPECT_EQ(fourth.find("continues bitwise"), std::string::npos) << fourth;
 }
 
 TEST_F(CheckpointCli, KillNineAtAnyMomentThenRestartFinishesBitwise) {

@@ -106,7 +106,8 @@ options:
                          damaged one is reported and the previous one used) or from
                          FILE; on the same rank count the run continues bitwise. Exits 1
                          if no checkpoint loads: never a silent restart from t = 0
-  --allow-scene-change   resume although the scene's text differs from the checkpoint's
+  --allow-scene-change   resume although the scene differs from the checkpoint's in a
+                         key that can change the trajectory (output keys never count)
 
 checkpoints (scene keys output.checkpoint_every_steps, output.checkpoint_every_seconds,
 output.checkpoints_kept): on SIGTERM or SIGUSR1 (SLURM: #SBATCH --signal=USR1@120) a run

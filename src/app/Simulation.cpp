@@ -111,20 +111,25 @@ std::string Simulation::WriteCheckpoint() {
   return out.Commit(scene_.output.checkpoints_kept);
 }
 
+bool Simulation::ResumesBitwise(const CheckpointHeader& header) const {
+  int size = 1;
+  MPI_Comm_size(comm_, &size);
+  return header.ranks == size && SceneDifference(header.scene_text, scene_.text).empty();
+}
+
 CheckpointHeader Simulation::Restart(const std::string& spec, bool allow_scene_change) {
   ScopedPhase phase(kCheckpointPhase);
-  const std::string hash = SceneHash(scene_.text);
-  std::string loaded;
+  std::string loaded, change;
   const CheckpointHeader header = LoadCheckpoint(
       comm_, spec, CheckpointDirectory(scene_.output.directory), [&](const CheckpointReader& in) {
         const CheckpointHeader& h = in.header();
         if (h.discretization != scene_.discretization)
           throw InputError(in.path() + ": a checkpoint of a '" + h.discretization +
                            "' run; scene " + scene_.path + " is '" + scene_.discretization + "'");
-        if (h.scene_hash != hash && !allow_scene_change)
-          throw InputError(in.path() + ": written for another scene text than " + scene_.path +
-                           " (scene hash " + h.scene_hash + ", now " + hash +
-                           "; the checkpoint holds the original text as the attribute "
+        change = SceneDifference(h.scene_text, scene_.text);
+        if (!change.empty() && !allow_scene_change)
+          throw InputError(in.path() + ": written for another scene than " + scene_.path + " (" +
+                           change + "; the checkpoint holds its scene as the attribute "
                            "scene_text); pass --allow-scene-change to continue with the new one");
         LoadState(in);
         loaded = in.path();
@@ -132,15 +137,20 @@ CheckpointHeader Simulation::Restart(const std::string& spec, bool allow_scene_c
   frame_ = static_cast<int>(header.frame);
   int size = 1;
   MPI_Comm_size(comm_, &size);
+  std::string how;
+  if (header.ranks != size)
+    how = "repartitioned for " + std::to_string(size) + " rank" + (size == 1 ? "" : "s") +
+          ": results agree with an uninterrupted run to solver tolerance";
+  if (!change.empty())
+    how += (how.empty() ? "" : "; ") + std::string("the scene changed at ") + change +
+           ": the run goes on with the new scene";
   PetscPrintf(comm_,
               "optistep: restarting from %s: step %lld, t = %.9g s, frame %lld, written on "
-              "%lld rank%s%s\n",
+              "%lld rank%s (%s)\n",
               loaded.c_str(),
               static_cast<long long>(header.step), header.time,
               static_cast<long long>(header.frame), static_cast<long long>(header.ranks),
-              header.ranks == 1 ? "" : "s",
-              header.ranks == size && header.scene_hash == hash ? " (continues bitwise)"
-                                                                : " (repartitioned)");
+              header.ranks == 1 ? "" : "s", how.empty() ? "continues bitwise" : how.c_str());
   return header;
 }
 

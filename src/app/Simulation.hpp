@@ -58,11 +58,12 @@ class Simulation {
   /// Returns its path.
   std::string WriteCheckpoint();
   /// Collective: replaces the state by a checkpoint's: spec is "latest" (damaged ones are
-  /// reported and skipped) or a file. On the rank count that wrote it (and the same scene)
-  /// the run continues bitwise as if never interrupted; on another, to solver tolerance
-  /// (MPM particles are distributed afresh). InputError if no
-  /// checkpoint loads, or it was written for another discretization, or (unless
-  /// allow_scene_change) for a scene with another text.
+  /// reported and skipped) or a file. On the rank count that wrote it (and a scene that
+  /// differs at most in output keys, SceneDifference) the run continues bitwise as if
+  /// never interrupted; on another, to solver tolerance (MPM particles are distributed
+  /// afresh). InputError if no checkpoint loads, or it was written for another
+  /// discretization, or (unless allow_scene_change) for a scene that differs in a key that
+  /// can change the trajectory.
   CheckpointHeader Restart(const std::string& spec, bool allow_scene_change);
 
   int frame() const { return frame_; }
@@ -76,6 +77,9 @@ class Simulation {
   /// Collective: installs the integrator (the discretization's, by the scene's
   /// integrator key) and its step controller. Called once by the constructor.
   void SetIntegrator(std::unique_ptr<Integrator> integrator);
+  /// Whether resuming from a checkpoint with this header continues the run that wrote it
+  /// bitwise: the same rank count and no scene difference that can change the trajectory.
+  bool ResumesBitwise(const CheckpointHeader& header) const;
   /// Called once frames_ exists, before any frame is written (a mesh's topology).
   virtual void StartFrames() {}
   /// Collective: writes frame frame_ to frames_.
