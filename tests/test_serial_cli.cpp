@@ -1,8 +1,9 @@
 // The optistep executable end to end: bad input stops with exit code 1 and one line on
 // stderr naming the file and the key or element, and leaves earlier output untouched (a
-// scene name that is not one safe path component included); usage errors are printed
-// once however many ranks; check, partition, --help and a short run work and write what
-// the README says.
+// scene name that is not one safe path component included); a bad PETSc option value
+// stops with one line naming the option; options set but never used are reported once
+// (an error with --strict-options); usage errors are printed once however many ranks;
+// check, partition, --help and a short run work and write what the README says.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -143,6 +144,57 @@ TEST_F(Cli, ASceneNameIsOneSafePathComponent) {
   const Outcome o =
       Optistep("check " + Variant("ok.yaml", "time:", "name: bar_v2.1-x\ntime:"), dir_);
   EXPECT_EQ(o.exit_code, 0) << o.err;
+}
+
+TEST_F(Cli, AnOptionSetButNeverUsedIsReportedOnce) {
+  const std::string run = "run " + Variant("ok.yaml") + " -newton_pc_typo jacobi";
+  Outcome o = Optistep(run, dir_);
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
+  EXPECT_EQ(o.err.rfind("optistep: warning: ", 0), 0u) << o.err;
+  EXPECT_NE(o.err.find("-newton_pc_typo"), std::string::npos) << o.err;
+  // In the scene's petsc_options too; options that were used raise nothing.
+  const std::string scene_options = "petsc_options: -newton_ksp_typo cg -newton_ksp_rtol 0.1\n";
+  o = Optistep("run " + Variant("scene_options.yaml", "output:", scene_options + "output:") +
+                   " -newton_pc_type jacobi -log_view :/dev/null",
+               dir_);
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_EQ(LinesStartingWith(o.err, "optistep: warning: "), 1) << o.err;
+  EXPECT_NE(o.err.find("-newton_ksp_typo"), std::string::npos) << o.err;
+  EXPECT_EQ(o.err.find("-newton_ksp_rtol"), std::string::npos) << o.err;
+  EXPECT_EQ(o.err.find("-log_view"), std::string::npos) << o.err;
+  // --strict-options makes it an error, found after the first step: not at the end.
+  o = Optistep(run + " --strict-options --set time.frames=20", dir_);
+  EXPECT_EQ(o.exit_code, 1) << o.err;
+  EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
+  EXPECT_EQ(o.err.rfind("optistep: error: ", 0), 0u) << o.err;
+  EXPECT_NE(o.err.find("-newton_pc_typo"), std::string::npos) << o.err;
+  const std::string stats = ReadFile(dir_ / "out" / "stats.csv");
+  EXPECT_EQ(std::count(stats.begin(), stats.end(), '\n'), 2) << "one step, not 20";
+}
+
+TEST_F(Cli, ABadOptionValueStopsWithOneLineNamingTheOption) {
+  // Some are judged when the option is read, some only at the first solve (a factorization
+  // package, a preconditioner that does not take the matrix format).
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"-hessian_mat_type nonsense", "-hessian_mat_type"},
+      {"-newton_ksp_type nonsense", "-newton_ksp_type"},
+      {"-newton_pc_type nonsense", "-newton_pc_type"},
+      {"-newton_pc_type lu -newton_pc_factor_mat_solver_type nonsense",
+       "-newton_pc_factor_mat_solver_type"},
+      {"-hessian_mat_type sbaij -newton_pc_type gamg", "-newton_pc_type"},
+      {"-newton_tao_ls_type nonsense", "-newton_tao_ls_type"},
+      {"-newton_ksp_max_it abc", "-newton_ksp_max_it"},
+      {"-solver_method lbfgs -lbfgsh_ksp_type nonsense", "-lbfgsh_ksp_type"},
+      {"-solver_method lbfgs -lbfgs_initializer nonsense", "-lbfgs_initializer"},
+      {"-solver_method nonsense", "-solver_method"},
+  };
+  for (const auto& [options, name] : cases) {
+    const Outcome o = Optistep("run " + Variant("ok.yaml") + " " + options, dir_);
+    EXPECT_EQ(o.exit_code, 1) << options << "\n" << o.err;
+    EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << options << "\n" << o.err;
+    EXPECT_EQ(o.err.rfind("optistep: error: " + name, 0), 0u) << options << "\n" << o.err;
+  }
 }
 
 TEST_F(Cli, UsageErrorsArePrintedOnceOnManyRanks) {

@@ -3,6 +3,7 @@
 #include <petscsys.h>
 
 #include <cctype>
+#include <cstdio>
 #include <stdexcept>
 #include <sstream>
 
@@ -47,6 +48,8 @@ CommandLine ParseCommandLine(int argc, char** argv) {
       if (cl.restart.empty()) throw InputError("--restart: expected 'latest' or a checkpoint file");
     } else if (a == "--allow-scene-change") {
       cl.allow_scene_change = true;
+    } else if (a == "--strict-options") {
+      cl.strict_options = true;
     } else if (a == "--set" || a.rfind("--set=", 0) == 0) {
       const std::string kv = (a == "--set") ? value_of("--set") : a.substr(6);
       if (kv.find('=') == std::string::npos || kv.front() == '=')
@@ -82,8 +85,9 @@ CommandLine ParseCommandLine(int argc, char** argv) {
   cl.scene = positional[1];
   if (cl.command == "partition" && cl.ranks == 0)
     throw InputError("partition: --ranks N is required");
-  if (cl.command != "run" && (!cl.restart.empty() || cl.allow_scene_change))
-    throw InputError(cl.command + ": --restart and --allow-scene-change are options of run");
+  if (cl.command != "run" && (!cl.restart.empty() || cl.allow_scene_change || cl.strict_options))
+    throw InputError(cl.command +
+                     ": --restart, --allow-scene-change and --strict-options are options of run");
   return cl;
 }
 
@@ -92,7 +96,8 @@ const char* UsageText() {
 
 usage:
   mpirun -np N optistep run SCENE.yaml [--set key.path=value ...] [--quiet]
-                       [--restart latest|FILE [--allow-scene-change]] [PETSc options]
+                       [--restart latest|FILE [--allow-scene-change]] [--strict-options]
+                       [PETSc options]
   optistep check SCENE.yaml [--set ...]        validate a scene (reads meshes, runs nothing)
   optistep partition SCENE.yaml --ranks N      METIS partition quality for N ranks
   optistep --help | --version
@@ -108,6 +113,8 @@ options:
                          if no checkpoint loads: never a silent restart from t = 0
   --allow-scene-change   resume although the scene differs from the checkpoint's in a
                          key that can change the trajectory (output keys never count)
+  --strict-options       a PETSc option that was set but never used (misspelled?) is an
+                         error, found after the first step (exit 1), not a warning
 
 checkpoints (scene keys output.checkpoint_every_steps, output.checkpoint_every_seconds,
 output.checkpoints_kept): on SIGTERM or SIGUSR1 (SLURM: #SBATCH --signal=USR1@120) a run
@@ -143,6 +150,31 @@ void InsertScenePetscOptions(const std::string& options) {
     OPTISTEP_PETSC(PetscOptionsHasName(nullptr, nullptr, name.c_str(), &set));
     if (!set) OPTISTEP_PETSC(PetscOptionsSetValue(nullptr, name.c_str(), value));
   }
+}
+
+void ReportUnusedOptions(MPI_Comm comm, bool strict) {
+  PetscInt n = 0;
+  char** names = nullptr;
+  char** values = nullptr;
+  OPTISTEP_PETSC(PetscOptionsLeftGet(nullptr, &n, &names, &values));
+  std::string unused;
+  int count = 0;
+  for (PetscInt i = 0; i < n; ++i) {
+    const std::string name = names[i];
+    if (name == "options_left" || name == "options_view") continue;  // read by PetscFinalize
+    unused += (unused.empty() ? "-" : ", -") + name;
+    if (values[i]) unused += std::string(" ") + values[i];
+    ++count;
+  }
+  OPTISTEP_PETSC(PetscOptionsLeftRestore(nullptr, &n, &names, &values));
+  unused = MessageOfAnyRank(comm, unused);  // every rank holds the same options
+  if (unused.empty()) return;
+  const std::string what = "PETSc option" + std::string(count == 1 ? "" : "s") +
+                           " set but never used (misspelled?): " + unused;
+  if (strict) throw InputError(what + " (--strict-options)");
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  if (rank == 0) std::fprintf(stderr, "optistep: warning: %s\n", what.c_str());
 }
 
 }  // namespace optistep

@@ -73,7 +73,14 @@ int CheckOrRun(MPI_Comm comm, const SceneConfig& scene, const CommandLine& cl, S
   options.print = !cl.quiet;
   options.restart = cl.restart;
   options.allow_scene_change = cl.allow_scene_change;
-  sim.Run(options);
+  // Every object that reads options exists once the first step is done.
+  bool reported = false;
+  const auto report_unused_options = [&] {
+    if (!reported) ReportUnusedOptions(comm, cl.strict_options);
+    reported = true;
+  };
+  options.after_step = [&](long) { report_unused_options(); };
+  if (sim.Run(options) == RunOutcome::kFinished) report_unused_options();
   return 0;
 }
 

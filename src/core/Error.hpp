@@ -29,8 +29,9 @@ class InputError : public std::runtime_error {
 /// printing off and turns a PETSc error (a non-zero return, or a failed OPTISTEP_PETSC
 /// inside call) into an InputError naming the option: the one
 /// under `prefix` whose value PETSc's message quotes (e.g. "-newton_pc_type nonsense:
-/// Unable to find requested PC type nonsense"), or else the prefix. Collective when call
-/// is.
+/// Unable to find requested PC type nonsense"), or else the options given under the
+/// prefix, or the prefix. Running out of memory stays a std::runtime_error. Collective
+/// when call is.
 void CallReadingOptions(const std::string& prefix, const std::function<PetscErrorCode()>& call);
 
 /// Collective: the message of the highest rank of comm whose message is non-empty, on

@@ -84,7 +84,6 @@ double NewtonMinimizer::ForcingTerm(Vec g, double gnorm, double cn, double toler
     // HOT Sec. 5.3: |g|_B = sqrt(g^T B g), the CG residual norm at the start (the CG
     // norm type is "natural"), floored by the norm of the node-wise CN tolerances.
     PC pc = nullptr;
-    OPTISTEP_PETSC(KSPSetUp(ksp_));
     OPTISTEP_PETSC(KSPGetPC(ksp_, &pc));
     OPTISTEP_PETSC(PCApply(pc, g, scratch));
     PetscScalar gBg = 0.0;
@@ -121,6 +120,9 @@ SolveReport NewtonMinimizer::Minimize(IncrementalPotential& potential, Vec u) {
     OPTISTEP_PETSC(VecCopy(g, rhs));
     OPTISTEP_PETSC(VecScale(rhs, -1.0));
     OPTISTEP_PETSC(KSPSetOperators(ksp_, H, H));
+    // The preconditioner is made here: some options are judged only now (a factorization
+    // package, a preconditioner that does not take the matrix format).
+    CallReadingOptions(prefix_, [&] { return KSPSetUp(ksp_); });
     // d is free until KSPSolve overwrites it: scratch for the forcing term.
     const double rtol = ForcingTerm(g, gnorm, cn, tolerance_norm, d);
     OPTISTEP_PETSC(KSPSetTolerances(ksp_, rtol, 0.0, PETSC_DEFAULT, PETSC_DEFAULT));
