@@ -24,6 +24,18 @@ inline std::string ReadFile(const std::string& path) {
   return text.str();
 }
 
+/// The number of rows of the stats.csv at path if it has its header and then the rows of
+/// steps 1, 2, ... once each, in order; otherwise -1.
+inline long StepsInOrder(const std::string& path) {
+  std::istringstream csv(ReadFile(path));
+  std::string line;
+  if (!std::getline(csv, line) || line.rfind("step,", 0) != 0) return -1;
+  long steps = 0;
+  while (std::getline(csv, line))
+    if (std::strtol(line.c_str(), nullptr, 10) != ++steps) return -1;
+  return steps;
+}
+
 /// How many lines of text start with prefix.
 inline int LinesStartingWith(const std::string& text, const std::string& prefix) {
   std::istringstream lines(text);

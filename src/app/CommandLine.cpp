@@ -132,7 +132,8 @@ output (in output.directory, default out/<scene name>):
   scene.yaml                                             the scene as run
   checkpoints/ckpt_NNNNNNNN.h5                           restart points (step NNNNNNNN)
 
-exit codes: 0 done, 1 bad input, 2 a step failed after all dt halvings, 3 internal error
+exit codes: 0 done (or stopped by a signal after a checkpoint), 1 bad input, 2 a step
+failed after all dt halvings, 3 internal error, 4 the output folder cannot be written
 )";
 }
 

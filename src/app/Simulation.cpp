@@ -35,6 +35,16 @@ void Simulation::AdvanceFrame(StepStats* stats) {
 }
 
 RunOutcome Simulation::Run(const RunOptions& options) {
+  try {
+    return RunSteps(options);
+  } catch (const IoError& e) {
+    if (newest_checkpoint_.empty()) throw;
+    throw IoError(std::string(e.what()) + " (the newest checkpoint, " + newest_checkpoint_ +
+                  ", is kept: resume with --restart latest once the folder can be written)");
+  }
+}
+
+RunOutcome Simulation::RunSteps(const RunOptions& options) {
   long resumed_step = -1;
   if (!options.restart.empty())
     resumed_step = static_cast<long>(Restart(options.restart, options.allow_scene_change).step);
@@ -108,7 +118,8 @@ std::string Simulation::WriteCheckpoint() {
   header.scene_hash = SceneHash(scene_.text);
   CheckpointWriter out(comm_, CheckpointDirectory(scene_.output.directory), header);
   SaveState(out);
-  return out.Commit(scene_.output.checkpoints_kept);
+  newest_checkpoint_ = out.Commit(scene_.output.checkpoints_kept);
+  return newest_checkpoint_;
 }
 
 bool Simulation::ResumesBitwise(const CheckpointHeader& header) const {
@@ -134,6 +145,7 @@ CheckpointHeader Simulation::Restart(const std::string& spec, bool allow_scene_c
         LoadState(in);
         loaded = in.path();
       });
+  newest_checkpoint_ = loaded;
   frame_ = static_cast<int>(header.frame);
   int size = 1;
   MPI_Comm_size(comm_, &size);

@@ -46,6 +46,8 @@ class Simulation {
   /// Collective. Restarts if asked, creates the output folder, writes frame 0 (a restart
   /// instead lists the frames already on disk up to the checkpoint's, and keeps the rows
   /// of stats.csv up to its step), then steps until the last frame or a stop signal.
+  /// IoError on every rank if the folder cannot be written (naming the newest checkpoint,
+  /// which is kept).
   RunOutcome Run(const RunOptions& options);
   /// Collective: steps until the end of the current frame.
   void AdvanceFrame(StepStats* stats);
@@ -101,6 +103,8 @@ class Simulation {
   std::unique_ptr<StepController> controller_;
 
  private:
+  std::string newest_checkpoint_;  ///< written or loaded by this run; "" if none
+  RunOutcome RunSteps(const RunOptions& options);
   /// Lists the frame files up to frame_ that the output rule wrote and that are on disk.
   void ReseedFrames();
   bool IsOutputFrame(int frame) const;

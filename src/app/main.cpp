@@ -5,10 +5,10 @@
 //   optistep check scene.yaml [--set ...]
 //   optistep partition scene.yaml --ranks N
 //
-// Exit codes: 0 success (also a run stopped by SIGTERM/SIGUSR1 after its checkpoint),
-// 1 bad input (one line on stderr naming the file and key or element; also --restart
-// with no loadable checkpoint), 2 a time step that failed after every allowed dt
-// halving, 3 internal error.
+// Exit codes (README "Running"): 0 success (also a run stopped by SIGTERM/SIGUSR1 after
+// its checkpoint), 1 bad input (one line on stderr naming the file and key or element, or
+// the option; also --restart with no loadable checkpoint), 2 a time step that failed after
+// every allowed dt halving, 3 internal error, 4 the output folder cannot be written.
 #include <petscsys.h>
 
 #include <cstdio>
@@ -22,6 +22,7 @@
 #include "app/MpmSimulation.hpp"
 #include "core/Error.hpp"
 #include "core/Phases.hpp"
+#include "io/Hdf5File.hpp"
 #include "model/SceneMesh.hpp"
 
 namespace {
@@ -162,6 +163,13 @@ int main(int argc, char** argv) {
   } catch (const InputError& e) {
     if (rank == 0) std::fprintf(stderr, "optistep: error: %s\n", e.what());
     status = 1;
+  } catch (const IoError& e) {
+    if (rank == 0) std::fprintf(stderr, "optistep: error: %s\n", e.what());
+    status = 4;
+    if (Hdf5File::FailedWriteLeftFileOpen()) {  // MPI_Finalize would wait forever
+      std::fflush(stderr);
+      MPI_Abort(PETSC_COMM_WORLD, status);
+    }
   } catch (const StepFailure& e) {
     if (rank == 0)
       std::fprintf(stderr, "optistep: time step failed: %s\n"

@@ -1,10 +1,12 @@
 #pragma once
 // Error types of optistep and the PETSc call check.
 //
-// Two kinds of failure:
+// Three kinds of failure:
 //  - InputError: the user's input is wrong (a scene key, a mesh file, an element).
 //    Thrown identically on every rank (input is validated before anything is written),
 //    so main() can report it once, on rank 0, as one line and exit non-zero.
+//  - IoError: the run's folder cannot be written (removed, full, read-only). Also agreed
+//    by every rank, also one line.
 //  - anything else (std::runtime_error from OPTISTEP_PETSC, bad_alloc): a failure
 //    that may be local to one rank; main() prints it and calls MPI_Abort.
 #include <petscsys.h>
@@ -19,6 +21,15 @@ namespace optistep {
 class InputError : public std::runtime_error {
  public:
   explicit InputError(const std::string& what) : std::runtime_error(what) {}
+};
+
+/// A file or folder of the run cannot be written: the message names the path and the
+/// system's reason ("cannot create out/frames/bar_000012.h5: Not a directory"). Thrown on
+/// every rank alike (writes agree on their outcome), so main() reports it once, as one
+/// line, and every rank exits with the I/O exit code; what was written before is kept.
+class IoError : public std::runtime_error {
+ public:
+  explicit IoError(const std::string& what) : std::runtime_error(what) {}
 };
 
 /// Throws std::runtime_error naming the failed PETSc call and PETSc's own message.

@@ -1,0 +1,65 @@
+// The output folder of a run, end to end: a folder that becomes unwritable mid-run ends
+// the run on every rank with exit code 4 and one line naming the path and the system's
+// reason, keeping the last checkpoint.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "TestScenes.hpp"
+#include "TestUtil.hpp"
+
+namespace optistep {
+namespace {
+
+namespace fs = std::filesystem;
+
+using test::LinesStartingWith;
+using test::ReadFile;
+using test::Shell;
+
+class OutputCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = test::SharedTempDir("output_cli");
+    // Steps of a few milliseconds; 4000 of them outlast every test here.
+    test::WriteDropScene(dir_, 2000);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  /// test::StepsInOrder of out/stats.csv.
+  long StepsInOrder() const { return test::StepsInOrder((dir_ / "out" / "stats.csv").string()); }
+
+  fs::path dir_;
+};
+
+TEST_F(OutputCli, AFolderThatBecomesUnwritableEndsEveryRankWithExitCodeFour) {
+  // On 2 ranks: the failing frame write is collective, and every rank must end cleanly.
+  const std::string run = test::Mpiexec(2) + " " + OPTISTEP_EXECUTABLE +
+                          " run drop.yaml --quiet --set time.frames=100 --set output.every=1 "
+                          "--set output.checkpoint_every_steps=1";
+  // Once 4 steps are done, a file takes the place of out/frames (root ignores permissions).
+  const int status = Shell(dir_, run + " > first.txt 2> first.err & m=$!; "
+                                 "while kill -0 $m 2>/dev/null && "
+                                 "[ \"$(cat out/stats.csv 2>/dev/null | wc -l)\" -lt 5 ]; do "
+                                 "sleep 0.005; done; mv out/frames out/frames.away; "
+                                 "touch out/frames; wait $m");
+  const std::string err = ReadFile(dir_ / "first.err");
+  EXPECT_EQ(status, 4) << err;
+  EXPECT_EQ(LinesStartingWith(err, "optistep:"), 1) << err;
+  EXPECT_NE(err.find("out/frames/drop_"), std::string::npos) << err;
+  EXPECT_NE(err.find("Not a directory"), std::string::npos) << err;
+  EXPECT_EQ(err.find("MPI_ABORT"), std::string::npos) << err;
+  EXPECT_EQ(err.find("internal error"), std::string::npos) << err;
+  // The last checkpoint is kept: with the folder back, the run resumes and ends.
+  fs::remove(dir_ / "out" / "frames");
+  fs::rename(dir_ / "out" / "frames.away", dir_ / "out" / "frames");
+  ASSERT_EQ(Shell(dir_, run + " --restart latest > second.txt 2>&1"), 0)
+      << ReadFile(dir_ / "second.txt");
+  EXPECT_EQ(StepsInOrder(), 200);
+  EXPECT_TRUE(fs::exists(dir_ / "out" / "frames" / "drop_000100.h5"));
+}
+
+}  // namespace
+}  // namespace optistep
