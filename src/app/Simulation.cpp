@@ -1,10 +1,12 @@
 #include "app/Simulation.hpp"
 
 #include <filesystem>
+#include <optional>
 
 #include "app/CheckpointSchedule.hpp"
 #include "core/Error.hpp"
 #include "core/Phases.hpp"
+#include "io/OutputLock.hpp"
 #include "io/RunOutput.hpp"
 
 namespace optistep {
@@ -45,6 +47,8 @@ RunOutcome Simulation::Run(const RunOptions& options) {
 }
 
 RunOutcome Simulation::RunSteps(const RunOptions& options) {
+  std::optional<OutputFolderLock> lock;  // before anything in the folder is touched
+  if (options.write_output) lock.emplace(comm_, scene_.output.directory);
   long resumed_step = -1;
   if (!options.restart.empty())
     resumed_step = static_cast<long>(Restart(options.restart, options.allow_scene_change).step);

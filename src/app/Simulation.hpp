@@ -43,7 +43,8 @@ class Simulation {
   Simulation(const Simulation&) = delete;
   Simulation& operator=(const Simulation&) = delete;
 
-  /// Collective. Restarts if asked, creates the output folder, writes frame 0 (a restart
+  /// Collective. Locks the output folder for the length of the run (io/OutputLock.hpp;
+  /// OutputLocked if another run holds it), restarts if asked, writes frame 0 (a restart
   /// instead lists the frames already on disk up to the checkpoint's, and keeps the rows
   /// of stats.csv up to its step), then steps until the last frame or a stop signal.
   /// IoError on every rank if the folder cannot be written (naming the newest checkpoint,

@@ -8,7 +8,8 @@
 // Exit codes (README "Running"): 0 success (also a run stopped by SIGTERM/SIGUSR1 after
 // its checkpoint), 1 bad input (one line on stderr naming the file and key or element, or
 // the option; also --restart with no loadable checkpoint), 2 a time step that failed after
-// every allowed dt halving, 3 internal error, 4 the output folder cannot be written.
+// every allowed dt halving, 3 internal error, 4 the output folder cannot be written, 5 the
+// output folder is in use by another run.
 #include <petscsys.h>
 
 #include <cstdio>
@@ -23,6 +24,7 @@
 #include "core/Error.hpp"
 #include "core/Phases.hpp"
 #include "io/Hdf5File.hpp"
+#include "io/OutputLock.hpp"
 #include "model/SceneMesh.hpp"
 
 namespace {
@@ -170,6 +172,9 @@ int main(int argc, char** argv) {
       std::fflush(stderr);
       MPI_Abort(PETSC_COMM_WORLD, status);
     }
+  } catch (const OutputLocked& e) {
+    if (rank == 0) std::fprintf(stderr, "optistep: error: %s\n", e.what());
+    status = 5;
   } catch (const StepFailure& e) {
     if (rank == 0)
       std::fprintf(stderr, "optistep: time step failed: %s\n"
