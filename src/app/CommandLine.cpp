@@ -50,6 +50,16 @@ CommandLine ParseCommandLine(int argc, char** argv) {
       cl.allow_scene_change = true;
     } else if (a == "--strict-options") {
       cl.strict_options = true;
+    } else if (a == "--sigterm-grace" || a.rfind("--sigterm-grace=", 0) == 0) {
+      const std::string v = (a == "--sigterm-grace") ? value_of(a) : a.substr(16);
+      try {
+        size_t used = 0;
+        cl.sigterm_grace = std::stod(v, &used);
+        if (used != v.size() || !(cl.sigterm_grace >= 0.0)) throw std::invalid_argument(v);
+      } catch (const std::exception&) {
+        throw InputError("--sigterm-grace '" + v + "': expected seconds, a number >= 0");
+      }
+
     } else if (a == "--set" || a.rfind("--set=", 0) == 0) {
       const std::string kv = (a == "--set") ? value_of("--set") : a.substr(6);
       if (kv.find('=') == std::string::npos || kv.front() == '=')
@@ -85,9 +95,10 @@ CommandLine ParseCommandLine(int argc, char** argv) {
   cl.scene = positional[1];
   if (cl.command == "partition" && cl.ranks == 0)
     throw InputError("partition: --ranks N is required");
-  if (cl.command != "run" && (!cl.restart.empty() || cl.allow_scene_change || cl.strict_options))
-    throw InputError(cl.command +
-                     ": --restart, --allow-scene-change and --strict-options are options of run");
+  if (cl.command != "run" && (!cl.restart.empty() || cl.allow_scene_change ||
+                              cl.strict_options || cl.sigterm_grace > 0.0))
+    throw InputError(cl.command + ": --restart, --allow-scene-change, --strict-options and "
+                                  "--sigterm-grace are options of run");
   return cl;
 }
 
@@ -97,7 +108,7 @@ const char* UsageText() {
 usage:
   mpirun -np N optistep run SCENE.yaml [--set key.path=value ...] [--quiet]
                        [--restart latest|FILE [--allow-scene-change]] [--strict-options]
-                       [PETSc options]
+                       [--sigterm-grace SECONDS] [PETSc options]
   optistep check SCENE.yaml [--set ...]        validate a scene (reads meshes, runs nothing)
   optistep partition SCENE.yaml --ranks N      METIS partition quality for N ranks
   optistep --help | --version
@@ -115,10 +126,17 @@ options:
                          key that can change the trajectory (output keys never count)
   --strict-options       a PETSc option that was set but never used (misspelled?) is an
                          error, found after the first step (exit 1), not a warning
+  --sigterm-grace S      the seconds the launcher allows between SIGTERM and SIGKILL
+                         (Open MPI mpirun: odls_base_sigkill_timeout; SLURM: KillWait):
+                         after SIGTERM the step under way is finished if it ends within
+                         S/2, else abandoned; default 0, abandoned at once
 
 checkpoints (scene keys output.checkpoint_every_steps, output.checkpoint_every_seconds,
-output.checkpoints_kept): on SIGTERM or SIGUSR1 (SLURM: #SBATCH --signal=USR1@120) a run
-finishes the current step, writes a checkpoint and exits 0; see scripts/slurm-job.sh
+output.checkpoints_kept): on SIGUSR1 (SLURM: #SBATCH --signal=USR1@120) a run finishes
+the current step, writes a checkpoint and exits 0; on SIGTERM (scancel, the walltime,
+mpirun passing its own SIGTERM on) it does the same, unless the step would not end within
+half of --sigterm-grace: then that step is abandoned and the one before it checkpointed.
+See the README ("Checkpoints and restart") and scripts/slurm-job.sh
 
 PETSc options (command line wins over the scene's petsc_options), for example:
   -newton_ksp_type cg -newton_pc_type jacobi|gamg|bjacobi|hypre   Newton's linear solver

@@ -16,6 +16,7 @@ struct CommandLine {
   std::string restart;                 ///< run: --restart latest|FILE ("" starts at t = 0)
   bool allow_scene_change = false;     ///< run: --allow-scene-change
   bool strict_options = false;         ///< run: --strict-options
+  double sigterm_grace = 0.0;          ///< run: --sigterm-grace SECONDS
   bool help = false;
   bool version = false;
   std::vector<std::string> petsc_args; ///< everything else, in order, for PetscInitialize

@@ -6,6 +6,7 @@
 #include "app/CheckpointSchedule.hpp"
 #include "core/Error.hpp"
 #include "core/Phases.hpp"
+#include "core/StopSignals.hpp"
 #include "io/OutputLock.hpp"
 #include "io/RunOutput.hpp"
 
@@ -47,6 +48,8 @@ RunOutcome Simulation::Run(const RunOptions& options) {
 }
 
 RunOutcome Simulation::RunSteps(const RunOptions& options) {
+  // A signal from here on ends the run with a checkpoint, also during a restart or frame 0.
+  const StopSignals signals(options.sigterm_grace);
   std::optional<OutputFolderLock> lock;  // before anything in the folder is touched
   if (options.write_output) lock.emplace(comm_, scene_.output.directory);
   long resumed_step = -1;
@@ -68,7 +71,17 @@ RunOutcome Simulation::RunSteps(const RunOptions& options) {
   CheckpointSchedule schedule(comm_, scene_.output, steps());
   while (frame_ < scene_.time.frames) {
     const int before = frame_;
-    AdvanceStep(stats.get());
+    try {
+      AdvanceStep(stats.get());
+    } catch (const StepAbandoned&) {
+      const std::string checkpoint = options.write_output ? WriteCheckpoint() : "none (no output)";
+      PetscPrintf(comm_,
+                  "optistep: stopped by SIGTERM during step %ld, which was abandoned (the "
+                  "state is that of step %ld, t = %.9g s, frame %d of %d); checkpoint %s; "
+                  "resume with --restart latest\n",
+                  steps() + 1, steps(), time(), frame_, scene_.time.frames, checkpoint.c_str());
+      return RunOutcome::kStopped;
+    }
     if (options.write_output && frame_ != before && IsOutputFrame(frame_)) WriteFrame();
     if (options.after_step) options.after_step(steps());
     const CheckpointSchedule::Decision decision = schedule.AfterStep(steps());
@@ -81,7 +94,7 @@ RunOutcome Simulation::RunSteps(const RunOptions& options) {
       PetscPrintf(comm_,
                   "optistep: stopped by %s after step %ld (t = %.9g s, frame %d of %d); "
                   "checkpoint %s; resume with --restart latest\n",
-                  CheckpointSchedule::SignalName(decision.signal), steps(), time(), frame_,
+                  StopSignals::Name(decision.signal), steps(), time(), frame_,
                   scene_.time.frames, checkpoint.c_str());
       return RunOutcome::kStopped;
     }

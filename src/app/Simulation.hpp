@@ -2,7 +2,7 @@
 // What every run shares, whatever the discretization: the loop over steps and frames
 // (an Integrator driven by the StepController, integrators/), frames (XDMF + HDF5) and
 // stats.csv, checkpoints (io/Checkpoint.hpp) on a schedule and on SIGTERM/SIGUSR1
-// (app/CheckpointSchedule.hpp), and restart from a checkpoint. A discretization
+// (app/CheckpointSchedule.hpp, core/StopSignals.hpp), and restart from a checkpoint. A discretization
 // (FemSimulation, MpmSimulation) supplies its state, its integrator, its frame and its
 // checkpoint datasets.
 #include <mpi.h>
@@ -27,6 +27,9 @@ struct RunOptions {
   /// "" starts at t = 0; "latest" or a checkpoint file resumes (Simulation::Restart).
   std::string restart;
   bool allow_scene_change = false;  ///< resume although the scene's text changed
+  /// Seconds from SIGTERM to SIGKILL that the launcher allows (core/StopSignals.hpp): the
+  /// step under way is finished if it ends within half of them, else abandoned.
+  double sigterm_grace = 0.0;
   /// Called on every rank after each step with the accepted-step count (tests send
   /// themselves a signal here).
   std::function<void(long steps)> after_step;
@@ -34,7 +37,9 @@ struct RunOptions {
 
 enum class RunOutcome {
   kFinished,  ///< every frame was run
-  kStopped,   ///< a signal stopped the run after a checkpoint; resume with --restart latest
+  /// A signal stopped the run after a checkpoint (of the step under way, or of the one
+  /// before it if that was abandoned); resume with --restart latest.
+  kStopped,
 };
 
 class Simulation {

@@ -76,6 +76,7 @@ int CheckOrRun(MPI_Comm comm, const SceneConfig& scene, const CommandLine& cl, S
   options.print = !cl.quiet;
   options.restart = cl.restart;
   options.allow_scene_change = cl.allow_scene_change;
+  options.sigterm_grace = cl.sigterm_grace;
   // Every object that reads options exists once the first step is done.
   bool reported = false;
   const auto report_unused_options = [&] {

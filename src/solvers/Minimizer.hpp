@@ -12,6 +12,7 @@
 //
 // Shared pieces: ConvergenceTest (termination), LineSearch (strong Wolfe), the finite
 // checks and the reset when the vector layout changes (MPM: every step).
+#include <petscksp.h>
 #include <petscvec.h>
 #include <petscviewer.h>
 
@@ -34,6 +35,9 @@ struct SolveReport {
   double cn_residual = 0.0;          ///< sqrt(sum_i |g_i|^2 / tol_i^2 / n_nodes); < 1 means converged
   double gradient_norm = 0.0;        ///< |g|_2 at the returned iterate
   std::string reason;                ///< "converged", "line search found no decrease", "NaN", ...
+  /// A stop signal ended the solve (core/StopSignals.hpp): the step is to be abandoned, not
+  /// retried.
+  bool abandoned = false;
 };
 
 /// Defaults that depend on the discretization rather than on the scene.
@@ -42,6 +46,11 @@ struct MinimizerDefaults {
   /// FEM, the inverse 3x3 diagonal blocks for MPM (HOT's PN-PCG, -Ainv 1).
   std::string pc = "jacobi";
 };
+
+/// Collective: makes ksp poll for a step to abandon every 16 iterations
+/// (StopSignals::StepMustBeAbandoned) and end early when it is; its own convergence test
+/// is kept and decides otherwise. Call after KSPSetFromOptions.
+void AbandonableKrylov(KSP ksp);
 
 class Minimizer {
  public:
@@ -87,10 +96,16 @@ class Minimizer {
   bool LayoutChanged(Vec u);
   /// Collective: |g|_2 and the characteristic-norm residual of g (termination_ set up).
   void Measure(Vec g, double* gradient_norm, double* cn_residual);
-  /// Records an iterate's E, |g|_2 and CN residual in report and says whether the solve
-  /// stops there: a NaN, convergence by the shared test (after at least one iteration),
-  /// or the iteration cap; report's converged and reason say which.
+  /// Collective: records an iterate's E, |g|_2 and CN residual in report and says whether
+  /// the solve stops there: a NaN, convergence by the shared test (after at least one
+  /// iteration), a stop signal that abandons the step (Abandon, polling the ranks), or the
+  /// iteration cap; report's converged, abandoned and reason say which.
   bool Stop(SolveReport* report, double energy, double gradient_norm, double cn_residual) const;
+  /// Whether the step under way is to be abandoned (core/StopSignals.hpp); if so, report
+  /// says so. poll: ask the ranks (collective, once per outer iteration); otherwise only
+  /// look whether they have agreed already (after a Krylov solve that AbandonableKrylov
+  /// cut short).
+  bool Abandon(SolveReport* report, bool poll) const;
   /// Collective: prints one -<prefix>monitor line on rank 0.
   void Monitor(const char* format, ...) const;
 

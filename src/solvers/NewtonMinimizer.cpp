@@ -62,6 +62,7 @@ void NewtonMinimizer::SetUpObjects() {
     if (forcing_ == "preconditioned" && is_cg) PetscCall(KSPSetNormType(ksp_, KSP_NORM_NATURAL));
     return PetscErrorCode(0);
   });
+  AbandonableKrylov(ksp_);
 }
 
 void NewtonMinimizer::ViewMethod(PetscViewer viewer) const {
@@ -135,6 +136,7 @@ SolveReport NewtonMinimizer::Minimize(IncrementalPotential& potential, Vec u) {
     OPTISTEP_PETSC(KSPGetConvergedReason(ksp_, &ksp_reason));
     OPTISTEP_PETSC(KSPGetIterationNumber(ksp_, &ksp_its));
     report.linear_iterations += static_cast<int>(ksp_its);
+    if (Abandon(&report, false)) break;  // d is a solve cut short
     PetscReal dnorm = 0.0;
     OPTISTEP_PETSC(VecNorm(d, NORM_2, &dnorm));
     // Indefiniteness on the first CG iteration leaves d = 0: take the right-hand side.
