@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <type_traits>
 #include <cstdio>
@@ -36,13 +37,14 @@ int64_t StepOfName(const std::string& name) {
   return std::stoll(digits);
 }
 
-/// fsync of a file or folder; "" or what failed.
+/// fsync of a file or folder; "" or what failed and why.
 std::string Fsync(const std::string& path, bool directory) {
   const int fd = ::open(path.c_str(), O_RDONLY | (directory ? O_DIRECTORY : 0));
-  if (fd < 0) return "cannot open '" + path + "' to fsync it";
+  if (fd < 0) return "cannot open " + path + " to fsync it: " + std::strerror(errno);
   const int status = ::fsync(fd);
+  const std::string reason = status == 0 ? "" : std::strerror(errno);
   ::close(fd);
-  return status == 0 ? "" : "fsync of '" + path + "' failed";
+  return status == 0 ? "" : "cannot fsync " + path + ": " + reason;
 }
 
 /// Rank 0's text on every rank.
@@ -160,8 +162,9 @@ CheckpointWriter::CheckpointWriter(MPI_Comm comm, const std::string& directory,
         std::string problem;
         std::error_code ec;
         if (rank == 0 && !fs::create_directories(directory, ec) && ec)
-          problem = directory + ": cannot create the checkpoint folder (" + ec.message() + ")";
-        ThrowIfAnyRank(comm, problem);
+          problem = "cannot create " + directory + ": " + ec.message();
+        problem = MessageOfAnyRank(comm, problem);
+        if (!problem.empty()) throw IoError(problem);
         return Hdf5File::Create(comm, CheckpointPath(directory, header.step) + kTemporary,
                                 Hdf5File::Integrity::kChecksummed);
       }()) {
@@ -198,7 +201,7 @@ std::string CheckpointWriter::Commit(int keep) {
     const std::string temporary = path_ + kTemporary;
     problem = Fsync(temporary, false);
     if (problem.empty() && std::rename(temporary.c_str(), path_.c_str()) != 0)
-      problem = "cannot rename '" + temporary + "' to '" + path_ + "'";
+      problem = "cannot rename " + temporary + " to " + path_ + ": " + std::strerror(errno);
     if (problem.empty()) problem = Fsync(directory_, true);
     if (problem.empty()) {
       // Only now that the new checkpoint is complete may others go: the older ones beyond
@@ -225,7 +228,7 @@ std::string CheckpointWriter::Commit(int keep) {
     }
   }
   const std::string agreed = MessageOfAnyRank(comm_, problem);
-  if (!agreed.empty()) throw std::runtime_error("checkpoint " + path_ + ": " + agreed);
+  if (!agreed.empty()) throw IoError(agreed);
   return path_;
 }
 

@@ -80,8 +80,8 @@ std::vector<std::string> ListCheckpoints(const std::string& directory);
 class CheckpointWriter {
  public:
   /// Creates directory if missing and <CheckpointPath(directory, header.step)>.tmp
-  /// (kChecksummed), and writes the header's attributes. InputError on every rank if the
-  /// folder cannot be made.
+  /// (kChecksummed), and writes the header's attributes. IoError on every rank if the
+  /// folder or the file cannot be made (so for every method below).
   CheckpointWriter(MPI_Comm comm, const std::string& directory, const CheckpointHeader& header);
 
   /// Writes dataset name (Hdf5File::WriteArray: rows keyed by global id, tiled by ranks)
@@ -94,7 +94,8 @@ class CheckpointWriter {
   /// Flushes, closes and fsyncs the file, renames it to its final name, fsyncs the folder,
   /// then deletes all but the newest `keep` (>= 1) checkpoints up to this one, those of
   /// later steps, and stray .tmp files.
-  /// Returns the final path. std::runtime_error on every rank if a step fails.
+  /// Returns the final path. IoError on every rank if a step fails; the checkpoints
+  /// before it are then all kept.
   std::string Commit(int keep);
 
  private:

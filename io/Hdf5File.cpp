@@ -1,6 +1,12 @@
 #include "io/Hdf5File.hpp"
 
+#include <fcntl.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <stdexcept>
 #include <type_traits>
@@ -101,7 +107,50 @@ T* NonNull(T* buffer) {
 
 std::string ObjectPath(const std::string& object) { return object.empty() ? "/" : object; }
 
+/// Why path cannot be written, by the system's account, or "" if a probe finds no reason:
+/// MPI-IO reports a failed open as "MPI_ERR_OTHER: known error not in list", the probe
+/// repeats it with open(2) and reads errno; a full file system is found by statvfs(2).
+std::string SystemReason(const std::string& path) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
+  if (fd >= 0) {
+    ::close(fd);
+    ::unlink(path.c_str());
+  } else if (errno == EEXIST) {
+    fd = ::open(path.c_str(), O_WRONLY);
+    if (fd >= 0) ::close(fd);
+  }
+  if (fd < 0) return std::strerror(errno);
+  struct statvfs space {};
+  const std::string folder = std::filesystem::path(path).parent_path().string();
+  if (::statvfs(folder.empty() ? "." : folder.c_str(), &space) == 0 && space.f_bavail == 0)
+    return std::strerror(ENOSPC);
+  return "";
+}
+
 }  // namespace
+
+template <class Call>
+void Hdf5File::Agreed(const char* action, Call&& call) {
+  std::string problem;
+  try {
+    call();
+  } catch (const std::exception& e) {
+    problem = e.what();
+    if (problem.empty()) problem = "unknown error";
+  }
+  problem = MessageOfAnyRank(comm_, problem);
+  if (problem.empty()) return;
+  // A collective write that failed can leave the ranks' HDF5 metadata caches in different
+  // states; closing the file (or HDF5's own close at MPI_Finalize) then waits forever in
+  // mismatched collective calls. The file is left open and the process must end without
+  // MPI_Finalize (FailedWriteLeftFileOpen).
+  if (file_ >= 0) failed_write_left_file_open_ = true;
+  int rank = 0;
+  MPI_Comm_rank(comm_, &rank);
+  const std::string reason = MessageOfAnyRank(comm_, rank == 0 ? SystemReason(path_) : "");
+  throw IoError(std::string("cannot ") + action + " " + path_ + ": " +
+                (reason.empty() ? problem : reason));
+}
 
 /// Owns one HDF5 identifier and closes it with the matching H5?close.
 class Hdf5File::Id {
@@ -123,6 +172,8 @@ class Hdf5File::Id {
   herr_t (*close_)(hid_t);
 };
 
+bool Hdf5File::failed_write_left_file_open_ = false;
+
 Hdf5File::Hdf5File(MPI_Comm comm, std::string path)
     : comm_(comm), path_(std::move(path)), uncaught_at_open_(std::uncaught_exceptions()) {}
 
@@ -140,10 +191,12 @@ Hdf5File::~Hdf5File() {
 
 Hdf5File Hdf5File::Create(MPI_Comm comm, const std::string& path, Integrity integrity) {
   Hdf5File file(comm, path);
-  Id access = file.AccessProperties();
-  if (integrity == Integrity::kChecksummed)
-    OPTISTEP_H5(path, "", H5Pset_libver_bounds(access, H5F_LIBVER_V110, H5F_LIBVER_LATEST));
-  file.file_ = OPTISTEP_H5(path, "", H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, access));
+  file.Agreed("create", [&] {
+    Id access = file.AccessProperties();
+    if (integrity == Integrity::kChecksummed)
+      OPTISTEP_H5(path, "", H5Pset_libver_bounds(access, H5F_LIBVER_V110, H5F_LIBVER_LATEST));
+    file.file_ = OPTISTEP_H5(path, "", H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, access));
+  });
   return file;
 }
 
@@ -166,12 +219,16 @@ Hdf5File Hdf5File::Open(MPI_Comm comm, const std::string& path) {
   return file;
 }
 
-void Hdf5File::Flush() { OPTISTEP_H5(path_, "", H5Fflush(file_, H5F_SCOPE_GLOBAL)); }
+void Hdf5File::Flush() {
+  Agreed("write", [&] { OPTISTEP_H5(path_, "", H5Fflush(file_, H5F_SCOPE_GLOBAL)); });
+}
 
 void Hdf5File::Close() {
   if (file_ < 0) return;
-  const hid_t file = std::exchange(file_, H5I_INVALID_HID);
-  OPTISTEP_H5(path_, "", H5Fclose(file));
+  Agreed("write", [&] {
+    const hid_t file = std::exchange(file_, H5I_INVALID_HID);
+    OPTISTEP_H5(path_, "", H5Fclose(file));
+  });
 }
 
 Hdf5File::Id Hdf5File::AccessProperties() const {
@@ -295,25 +352,28 @@ template <class T>
 void Hdf5File::WriteArray(const std::string& name, const DistributedArray<T>& array) {
   CheckRowTiling(name, array.global_rows, array.columns, array.row_offset, array.local_rows,
                  array.data != nullptr);
-  const hsize_t dims[2] = {static_cast<hsize_t>(array.global_rows),
-                           static_cast<hsize_t>(array.columns)};
-  Id file_space(
-      OPTISTEP_H5(path_, name, H5Screate_simple(array.columns == 1 ? 1 : 2, dims, nullptr)),
-      H5Sclose);
-  Id link(OPTISTEP_H5(path_, name, H5Pcreate(H5P_LINK_CREATE)), H5Pclose);
-  OPTISTEP_H5(path_, name, H5Pset_create_intermediate_group(link, 1));
-  Id creation = DatasetCreationProperties(name);
-  Id dataset(OPTISTEP_H5(path_, name,
-                         H5Dcreate2(file_, name.c_str(), HdfType<T>::File(), file_space, link,
-                                    creation, H5P_DEFAULT)),
-             H5Dclose);
-  // An empty dataset has no storage to write to; global_rows is the same on every rank.
-  if (array.global_rows == 0) return;
-  Id memory_space = SelectRows(name, file_space, array.row_offset, array.local_rows, array.columns);
-  Id transfer = CollectiveTransfer(name);
-  OPTISTEP_H5(path_, name,
-              H5Dwrite(dataset, HdfType<T>::Memory(), memory_space, file_space, transfer,
-                       NonNull(array.data)));
+  Agreed("write", [&] {
+    const hsize_t dims[2] = {static_cast<hsize_t>(array.global_rows),
+                             static_cast<hsize_t>(array.columns)};
+    Id file_space(
+        OPTISTEP_H5(path_, name, H5Screate_simple(array.columns == 1 ? 1 : 2, dims, nullptr)),
+        H5Sclose);
+    Id link(OPTISTEP_H5(path_, name, H5Pcreate(H5P_LINK_CREATE)), H5Pclose);
+    OPTISTEP_H5(path_, name, H5Pset_create_intermediate_group(link, 1));
+    Id creation = DatasetCreationProperties(name);
+    Id dataset(OPTISTEP_H5(path_, name,
+                           H5Dcreate2(file_, name.c_str(), HdfType<T>::File(), file_space, link,
+                                      creation, H5P_DEFAULT)),
+               H5Dclose);
+    // An empty dataset has no storage to write to; global_rows is the same on every rank.
+    if (array.global_rows == 0) return;
+    Id memory_space =
+        SelectRows(name, file_space, array.row_offset, array.local_rows, array.columns);
+    Id transfer = CollectiveTransfer(name);
+    OPTISTEP_H5(path_, name,
+                H5Dwrite(dataset, HdfType<T>::Memory(), memory_space, file_space, transfer,
+                         NonNull(array.data)));
+  });
 }
 
 template <class T>
@@ -342,15 +402,17 @@ std::vector<T> Hdf5File::ReadArray(const std::string& name, int64_t row_offset,
 void Hdf5File::WriteScalarAttribute(const std::string& object, const std::string& name,
                                     hid_t file_type, hid_t memory_type, const void* value) {
   const std::string where = ObjectPath(object) + " attribute " + name;
-  Id holder = OpenObject(object);
-  if (OPTISTEP_H5(path_, where, H5Aexists(holder, name.c_str())) > 0)
-    OPTISTEP_H5(path_, where, H5Adelete(holder, name.c_str()));
-  Id space(OPTISTEP_H5(path_, where, H5Screate(H5S_SCALAR)), H5Sclose);
-  Id attribute(
-      OPTISTEP_H5(path_, where,
-                  H5Acreate2(holder, name.c_str(), file_type, space, H5P_DEFAULT, H5P_DEFAULT)),
-      H5Aclose);
-  OPTISTEP_H5(path_, where, H5Awrite(attribute, memory_type, value));
+  Agreed("write", [&] {
+    Id holder = OpenObject(object);
+    if (OPTISTEP_H5(path_, where, H5Aexists(holder, name.c_str())) > 0)
+      OPTISTEP_H5(path_, where, H5Adelete(holder, name.c_str()));
+    Id space(OPTISTEP_H5(path_, where, H5Screate(H5S_SCALAR)), H5Sclose);
+    Id attribute(
+        OPTISTEP_H5(path_, where,
+                    H5Acreate2(holder, name.c_str(), file_type, space, H5P_DEFAULT, H5P_DEFAULT)),
+        H5Aclose);
+    OPTISTEP_H5(path_, where, H5Awrite(attribute, memory_type, value));
+  });
 }
 
 void Hdf5File::WriteAttribute(const std::string& object, const std::string& name, double value) {

@@ -10,7 +10,10 @@
 //
 // Errors: a failed HDF5 call throws std::runtime_error naming the call, the file, the object
 // and HDF5's own message. Opening a missing or non-HDF5 file throws the same InputError on
-// every rank.
+// every rank. A write that fails (Create, WriteArray, WriteAttribute, Flush, Close) throws
+// the same IoError on every rank, naming the file and the system's reason: the ranks agree
+// on every write's outcome, since MPI-IO need not report a failure to all of them. A file
+// whose write failed once it was created cannot be closed (FailedWriteLeftFileOpen).
 #include <hdf5.h>
 #include <mpi.h>
 
@@ -56,6 +59,11 @@ class Hdf5File {
   void Close();
   const std::string& Path() const { return path_; }
 
+  /// Whether a write failed in a file already created (a full disk, a quota). Its ranks'
+  /// HDF5 states may then differ, so that closing it, also HDF5's own close at
+  /// MPI_Finalize, would wait forever: the process must end with MPI_Abort instead.
+  static bool FailedWriteLeftFileOpen() { return failed_write_left_file_open_; }
+
   /// Writes a new dataset "name" (a/b/name creates the groups a and a/b): 2-D
   /// (global_rows x columns), or 1-D (global_rows) when columns == 1; little-endian file
   /// types, contiguous layout, collective transfer. The ranks' row ranges must tile
@@ -99,11 +107,16 @@ class Hdf5File {
   Id SelectRows(const std::string& name, hid_t file_space, int64_t row_offset, int64_t local_rows,
                 int columns) const;
   Id CollectiveTransfer(const std::string& name) const;
+  /// Collective: runs call (a write step) and, if it threw on any rank, closes the file and
+  /// throws IoError("cannot <action> <path>: <reason>") on every rank.
+  template <class Call>
+  void Agreed(const char* action, Call&& call);
 
   MPI_Comm comm_;
   std::string path_;
   hid_t file_ = H5I_INVALID_HID;
   int uncaught_at_open_ = 0;
+  static bool failed_write_left_file_open_;
 };
 
 }  // namespace optistep

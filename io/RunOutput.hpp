@@ -10,7 +10,8 @@
 namespace optistep {
 
 /// Collective. Creates scene.output.directory (and frames/), writes scene.yaml there (the
-/// scene as run, after --set) and returns the frame series named after the scene.
+/// scene as run, after --set) and returns the frame series named after the scene. IoError
+/// on every rank if the folder or the file cannot be written.
 std::unique_ptr<XdmfTimeSeries> OpenRunOutput(MPI_Comm comm, const SceneConfig& scene);
 
 }  // namespace optistep

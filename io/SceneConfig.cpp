@@ -425,6 +425,15 @@ ShapeConfig ParseShape(const Field& f) {
   return shape;
 }
 
+/// A name that is one path component: [A-Za-z0-9._-]+, not starting with '.'.
+bool IsSafeName(const std::string& name) {
+  const auto safe = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           c == '.' || c == '_' || c == '-';
+  };
+  return !name.empty() && name[0] != '.' && std::all_of(name.begin(), name.end(), safe);
+}
+
 /// A file path, resolved against the scene's folder unless absolute.
 std::string ReadPath(const Field& f, const fs::path& scene_folder) {
   std::string path;
@@ -609,7 +618,15 @@ SceneConfig ParseScene(const Field& root, const std::string& path) {
   SceneConfig scene;
   scene.path = path;
   scene.name = fs::path(path).stem().string();
-  m.Read("name", scene.name);
+  // The name makes file names in output.directory (and the default folder out/<name>).
+  const std::string safe_name =
+      "one path component of letters, digits, '.', '_' and '-', not starting with '.'";
+  if (m.Read("name", scene.name)) {
+    if (!IsSafeName(scene.name)) m.Get("name").Expected(safe_name);
+  } else if (!IsSafeName(scene.name)) {
+    throw InputError(path + ": the scene's name is its file's stem '" + scene.name +
+                     "', which is not " + safe_name + "; give the scene a name: key");
+  }
   m.Read("gravity", scene.gravity);
   // The integrator factory checks the name (integrators/IntegratorFactory.hpp).
   m.Read("integrator", scene.integrator);
@@ -718,7 +735,60 @@ void ApplyOverride(YAML::Node& root, const std::string& file, const std::string&
   }
 }
 
+/// The scene tree of text without the output keys that cannot change a trajectory.
+YAML::Node TrajectoryTree(const std::string& text) {
+  YAML::Node root = YAML::Load(text);
+  const YAML::Node& lookup = root;  // const lookups do not insert keys
+  if (!root.IsMap() || !lookup["output"].IsDefined()) return root;
+  YAML::Node output = root["output"];
+  if (output.IsMap())
+    for (const char* key : {"directory", "every", "checkpoint_every_steps",
+                            "checkpoint_every_seconds", "checkpoints_kept"})
+      output.remove(key);
+  if (output.IsNull() || (output.IsMap() && output.size() == 0)) root.remove("output");
+  return root;
+}
+
+/// The key path of the first difference between a and b below path and the two values,
+/// or "" if there is none.
+std::string FirstDifference(const YAML::Node& a, const YAML::Node& b, const std::string& path) {
+  const auto differ = [&] {
+    return (path.empty() ? "the top level" : path) + ": " + Describe(a) + " in the checkpoint, " +
+           Describe(b) + " now";
+  };
+  if (a.IsDefined() != b.IsDefined() || a.Type() != b.Type()) return differ();
+  if (a.IsScalar()) return a.Scalar() == b.Scalar() ? "" : differ();
+  if (a.IsSequence()) {
+    if (a.size() != b.size()) return differ();
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      const std::string found = FirstDifference(a[i], b[i], path + "[" + std::to_string(i) + "]");
+      if (!found.empty()) return found;
+    }
+    return "";
+  }
+  if (!a.IsMap()) return "";
+  const auto child = [&](const std::string& key) { return path.empty() ? key : path + "." + key; };
+  for (const auto& entry : a) {
+    const std::string key = entry.first.Scalar();
+    const std::string found = FirstDifference(entry.second, b[key], child(key));
+    if (!found.empty()) return found;
+  }
+  for (const auto& entry : b) {
+    const std::string key = entry.first.Scalar();
+    if (!a[key].IsDefined()) return FirstDifference(a[key], entry.second, child(key));
+  }
+  return "";
+}
+
 }  // namespace
+
+std::string SceneDifference(const std::string& checkpoint_text, const std::string& text) {
+  try {
+    return FirstDifference(TrajectoryTree(checkpoint_text), TrajectoryTree(text), "");
+  } catch (const YAML::Exception& e) {
+    return "the scene texts cannot be compared (" + e.msg + ")";
+  }
+}
 
 SceneConfig ReadSceneConfig(const std::string& path, const std::vector<std::string>& overrides) {
   std::error_code ec;

@@ -238,7 +238,9 @@ struct OutputConfig {
 
 struct SceneConfig {
   std::string path;        ///< the scene file as given
-  std::string name;        ///< the file's stem unless the scene names itself
+  /// The file's stem unless the scene names itself; one path component of
+  /// [A-Za-z0-9._-], not starting with '.' (it names files and the default output folder).
+  std::string name;
   std::string text;        ///< the file's text; with --set, the overridden tree re-emitted
   Vec3 gravity = Vec3(0.0, -9.81, 0.0);  ///< m/s^2
   std::string integrator = "backward_euler";
@@ -263,5 +265,13 @@ struct SceneConfig {
 /// and an override whose path does not exist in the schema.
 SceneConfig ReadSceneConfig(const std::string& path,
                             const std::vector<std::string>& overrides = {});
+
+/// The first difference between two scene texts (SceneConfig::text) that can change a
+/// run's trajectory, as "key.path: <value> in the checkpoint, <value> now", or "" if there
+/// is none. Left out: comments, layout, key order, and the output keys that cannot change
+/// a trajectory (output.directory, output.every, output.checkpoint_every_steps,
+/// output.checkpoint_every_seconds, output.checkpoints_kept). Values are compared as
+/// written ("1e5" and "100000" differ). A text that is not YAML differs from any other.
+std::string SceneDifference(const std::string& checkpoint_text, const std::string& text);
 
 }  // namespace optistep

@@ -1,6 +1,8 @@
 #include "io/StepStats.hpp"
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <vector>
 
@@ -35,7 +37,7 @@ StepStats::StepStats(MPI_Comm comm, const std::string& csv_path, bool print,
   if (rank == 0 && !csv_path.empty() && !kept.empty()) {
     csv_ = std::fopen(csv_path.c_str(), "w");
     if (!csv_) {
-      error = csv_path + ": cannot be written";
+      error = "cannot write " + csv_path + ": " + std::strerror(errno);
     } else {
       std::fputs(kept.c_str(), csv_);
       std::fflush(csv_);
@@ -43,7 +45,7 @@ StepStats::StepStats(MPI_Comm comm, const std::string& csv_path, bool print,
   } else if (rank == 0 && !csv_path.empty()) {
     csv_ = std::fopen(csv_path.c_str(), "w");
     if (!csv_) {
-      error = csv_path + ": cannot be written";
+      error = "cannot write " + csv_path + ": " + std::strerror(errno);
     } else {
       std::fprintf(csv_,
                    "step,t,dt,halvings,method,outer_iterations,inner_iterations,"
@@ -54,7 +56,9 @@ StepStats::StepStats(MPI_Comm comm, const std::string& csv_path, bool print,
       std::fflush(csv_);
     }
   }
-  ThrowIfAnyRank(comm_, error);
+  error = MessageOfAnyRank(comm_, error);
+  if (!error.empty()) throw IoError(error);
+  csv_path_ = csv_path;
   ResetPhaseTimes();
 }
 
@@ -70,7 +74,15 @@ void StepStats::Record(const StepRow& r) {
   ResetPhaseTimes();
   int rank = 0;
   MPI_Comm_rank(comm_, &rank);
-  if (rank != 0) return;
+  std::string error;
+  if (rank == 0) error = Print(r, max);
+  // Rank 0 alone writes; every rank learns whether it could.
+  error = MessageOfAnyRank(comm_, error);
+  if (!error.empty()) throw IoError(error);
+}
+
+std::string StepStats::Print(const StepRow& r, const std::vector<double>& max) {
+  const int n_phases = static_cast<int>(phases_.size());
   if (print_) {
     std::printf("step %6ld  t %.6f  dt %.4e  %s %3d  inner %5d", r.step, r.t, r.dt,
                 r.method.c_str(), r.outer_iterations, r.inner_iterations);
@@ -89,8 +101,10 @@ void StepStats::Record(const StepRow& r) {
       std::fprintf(csv_, ",%.10g", k < r.extra.size() ? r.extra[k] : 0.0);
     for (int k = 0; k < n_phases; ++k) std::fprintf(csv_, ",%.6f", max[k]);
     std::fprintf(csv_, "\n");
-    std::fflush(csv_);
+    if (std::fflush(csv_) != 0 || std::ferror(csv_))
+      return "cannot write " + csv_path_ + ": " + std::strerror(errno);
   }
+  return "";
 }
 
 }  // namespace optistep

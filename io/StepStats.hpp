@@ -43,15 +43,20 @@ class StepStats {
   StepStats& operator=(const StepStats&) = delete;
 
   /// Collective: phase times are the maximum over ranks since the last Record; they are
-  /// reset afterwards.
+  /// reset afterwards. IoError on every rank if stats.csv cannot be written (also from the
+  /// constructor).
   void Record(const StepRow& row);
 
  private:
+  /// Rank 0: the step line and the row; "" or why the row could not be written.
+  std::string Print(const StepRow& row, const std::vector<double>& phase_seconds);
+
   MPI_Comm comm_;
   bool print_;
   std::vector<std::string> extra_columns_;
   std::vector<int> phases_;  ///< phase ids in column order
   std::FILE* csv_ = nullptr;
+  std::string csv_path_;
 };
 
 }  // namespace optistep

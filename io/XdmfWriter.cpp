@@ -3,8 +3,10 @@
 #include <petscviewer.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <numeric>
@@ -84,10 +86,10 @@ XdmfTimeSeries::XdmfTimeSeries(MPI_Comm comm, std::string directory, std::string
   if (rank == 0) {
     std::error_code error;
     fs::create_directories(fs::path(directory_) / "frames", error);
-    if (error)
-      problem = "cannot create output folder '" + directory_ + "/frames': " + error.message();
+    if (error) problem = "cannot create " + directory_ + "/frames: " + error.message();
   }
-  ThrowIfAnyRank(comm_, problem);
+  problem = MessageOfAnyRank(comm_, problem);
+  if (!problem.empty()) throw IoError(problem);
 }
 
 std::string XdmfTimeSeries::XdmfPath() const {
@@ -221,15 +223,17 @@ void XdmfTimeSeries::WriteXdmf() const {
     // half of one: rename within a folder is atomic.
     const std::string path = XdmfPath();
     const std::string temporary = path + ".tmp";
+    errno = 0;
     std::ofstream stream(temporary, std::ios::trunc);
     stream << out.str();
     stream.close();
     if (!stream)
-      problem = "cannot write '" + temporary + "'";
+      problem = "cannot write " + temporary + ": " + std::strerror(errno);
     else if (std::rename(temporary.c_str(), path.c_str()) != 0)
-      problem = "cannot rename '" + temporary + "' to '" + path + "'";
+      problem = "cannot rename " + temporary + " to " + path + ": " + std::strerror(errno);
   }
-  ThrowIfAnyRank(comm_, problem);
+  problem = MessageOfAnyRank(comm_, problem);
+  if (!problem.empty()) throw IoError(problem);
 }
 
 }  // namespace optistep

@@ -34,7 +34,7 @@ class XdmfTimeSeries {
     DistributedArray<double> values;
   };
 
-  /// Rank 0 creates directory and directory/frames if missing. InputError on every rank if
+  /// Rank 0 creates directory and directory/frames if missing. IoError on every rank if
   /// it cannot.
   XdmfTimeSeries(MPI_Comm comm, std::string directory, std::string name);
 
@@ -47,8 +47,8 @@ class XdmfTimeSeries {
   /// Writing a frame number again replaces that frame. Frames are listed by number.
   /// Errors (the same on every rank, before anything is written): std::runtime_error if
   /// shapes disagree with the mesh, a field has another column count than 1, 3 or 9, or a
-  /// field name is empty, repeated, "positions" or "point_ids". InputError on every rank if
-  /// the .xdmf cannot be written.
+  /// field name is empty, repeated, "positions" or "point_ids". IoError on every rank if
+  /// the frame or the .xdmf cannot be written.
   void WriteFrame(int frame, double time, const DistributedArray<double>& positions,
                   const std::vector<Field>& fields);
 

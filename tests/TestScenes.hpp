@@ -86,4 +86,23 @@ inline SceneConfig MakeScene(const std::string& path, const std::string& yaml,
   return ReadSceneConfig(path, overrides);
 }
 
+/// Writes dir/box.node|ele (a 1 x 0.5 x 0.5 m box of 12 tets) and dir/drop.yaml: the box
+/// thrown along a floor with friction, 2 steps of a few milliseconds per frame, frames as
+/// given, a frame file every 10 frames, output in dir/out. For the suites that run the
+/// executable (not MPI-collective: a serial suite's process alone).
+inline void WriteDropScene(const std::filesystem::path& dir, int frames) {
+  WriteBoxMesh((dir / "box").string(), 2, 1, 1, Vec3(1.0, 0.5, 0.5));
+  std::ofstream(dir / "drop.yaml") << "time: {dt: 0.005, frame_dt: 0.01, frames: " << frames
+                                   << R"(}
+bodies:
+  - mesh: box.node
+    material: {E: 1.0e5, nu: 0.3, density: 1000}
+    transform: {translate: [0, 0.05, 0]}
+    initial_velocity: [1, 0, 0]
+collision_objects:
+  - {type: half_space, point: [0, 0, 0], normal: [0, 1, 0], friction: 0.5}
+output: {directory: out, every: 10}
+)";
+}
+
 }  // namespace optistep::test

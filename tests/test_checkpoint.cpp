@@ -8,6 +8,7 @@
 //    .tmp left by a write killed half-way are detected (or ignored), and the previous
 //    checkpoint is loaded; a damaged row read by one rank only fails every rank alike;
 //  - resuming from an older file abandons the newer checkpoints;
+//  - a FEM state kept and restored (a step abandoned half-way) continues bitwise;
 //  - SIGTERM during Run finishes the step, leaves a loadable checkpoint and stops; the
 //    resumed Run ends equal to an uninterrupted one, with stats.csv rows and XDMF frames
 //    each listed once;
@@ -200,6 +201,25 @@ TEST(Checkpoint, MpmResumedMidFrameIsBitwiseTheUninterruptedRun) {
   const State reference = RunToEnd(whole, scene);
   ASSERT_GE(reference.steps, 5) << "the test wants several steps per frame";
   ExpectBitwiseEqual(InterruptedRun<MpmSimulation>(scene, 3), reference);
+}
+
+TEST(Checkpoint, FemKeptStateRestoredContinuesBitwise) {
+  // What a step abandoned after some of its halves leaves (Integrator::KeepState): the run
+  // goes on from the restored state as if those halves had never been taken.
+  const Folder dir("ckpt_fem_kept");
+  const SceneConfig scene = FemScene(dir);
+  FemSimulation whole(PETSC_COMM_WORLD, scene);
+  const State reference = RunToEnd(whole, scene);
+  FemSimulation sim(PETSC_COMM_WORLD, scene);
+  sim.AdvanceStep(nullptr);
+  const State before = StateOf(sim);
+  sim.integrator().KeepState();
+  sim.integrator().TryStep(0.0125);
+  sim.integrator().TryStep(0.0125);
+  ASSERT_EQ(sim.steps(), 3);
+  sim.integrator().RestoreKeptState();
+  ExpectBitwiseEqual(StateOf(sim), before);
+  ExpectBitwiseEqual(RunToEnd(sim, scene), reference);
 }
 
 // --- another rank count: solver tolerance ---------------------------------------------------

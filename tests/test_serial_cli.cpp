@@ -1,5 +1,8 @@
 // The optistep executable end to end: bad input stops with exit code 1 and one line on
-// stderr naming the file and the key or element, and leaves earlier output untouched;
+// stderr naming the file and the key or element, and leaves earlier output untouched (a
+// scene name that is not one safe path component included); a bad PETSc option value
+// stops with one line naming the option; options set but never used are reported once
+// (an error with --strict-options); usage errors are printed once however many ranks;
 // check, partition, --help and a short run work and write what the README says.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -23,6 +26,7 @@ struct Outcome {
   std::string err;
 };
 
+using test::LinesStartingWith;
 using test::ReadFile;
 
 /// Runs `optistep <args>` in a shell (as an MPI singleton; the multi-rank run of the
@@ -122,6 +126,87 @@ TEST_F(Cli, BadInputStopsWithOneLineNamingTheProblem) {
   out.close();
   ExpectInputError("run " + Variant("inverted.yaml", "box.node", "inverted.node"),
                    {"inverted.ele", "tet 5"});
+}
+
+TEST_F(Cli, ASceneNameIsOneSafePathComponent) {
+  // '../escaped' would put the frames beside out/, 'runs/bar_v2' in a folder never made.
+  for (const std::string name : {"../escaped", "runs/bar_v2", ".hidden", "a b"}) {
+    SCOPED_TRACE(name);
+    ExpectInputError("run " + Variant("named.yaml", "time:", "name: '" + name + "'\ntime:"),
+                     {"named.yaml", "name", name});
+  }
+  EXPECT_FALSE(fs::exists(dir_ / "escaped.xdmf"));
+  EXPECT_FALSE(fs::exists(dir_ / "out" / "scene.yaml"));
+  EXPECT_FALSE(fs::exists(dir_ / "out" / "runs"));
+  // A file stem is the default name, so it follows the same rule.
+  ExpectInputError("run '" + Variant("bad stem.yaml") + "'",
+                   {"bad stem.yaml", "'bad stem'", "name"});
+  const Outcome o =
+      Optistep("check " + Variant("ok.yaml", "time:", "name: bar_v2.1-x\ntime:"), dir_);
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+}
+
+TEST_F(Cli, AnOptionSetButNeverUsedIsReportedOnce) {
+  const std::string run = "run " + Variant("ok.yaml") + " -newton_pc_typo jacobi";
+  Outcome o = Optistep(run, dir_);
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
+  EXPECT_EQ(o.err.rfind("optistep: warning: ", 0), 0u) << o.err;
+  EXPECT_NE(o.err.find("-newton_pc_typo"), std::string::npos) << o.err;
+  // In the scene's petsc_options too; options that were used raise nothing.
+  const std::string scene_options = "petsc_options: -newton_ksp_typo cg -newton_ksp_rtol 0.1\n";
+  o = Optistep("run " + Variant("scene_options.yaml", "output:", scene_options + "output:") +
+                   " -newton_pc_type jacobi -log_view :/dev/null",
+               dir_);
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_EQ(LinesStartingWith(o.err, "optistep: warning: "), 1) << o.err;
+  EXPECT_NE(o.err.find("-newton_ksp_typo"), std::string::npos) << o.err;
+  EXPECT_EQ(o.err.find("-newton_ksp_rtol"), std::string::npos) << o.err;
+  EXPECT_EQ(o.err.find("-log_view"), std::string::npos) << o.err;
+  // --strict-options makes it an error, found after the first step: not at the end.
+  o = Optistep(run + " --strict-options --set time.frames=20", dir_);
+  EXPECT_EQ(o.exit_code, 1) << o.err;
+  EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
+  EXPECT_EQ(o.err.rfind("optistep: error: ", 0), 0u) << o.err;
+  EXPECT_NE(o.err.find("-newton_pc_typo"), std::string::npos) << o.err;
+  const std::string stats = ReadFile(dir_ / "out" / "stats.csv");
+  EXPECT_EQ(std::count(stats.begin(), stats.end(), '\n'), 2) << "one step, not 20";
+}
+
+TEST_F(Cli, ABadOptionValueStopsWithOneLineNamingTheOption) {
+  // Some are judged when the option is read, some only at the first solve (a factorization
+  // package, a preconditioner that does not take the matrix format).
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"-hessian_mat_type nonsense", "-hessian_mat_type"},
+      {"-newton_ksp_type nonsense", "-newton_ksp_type"},
+      {"-newton_pc_type nonsense", "-newton_pc_type"},
+      {"-newton_pc_type lu -newton_pc_factor_mat_solver_type nonsense",
+       "-newton_pc_factor_mat_solver_type"},
+      {"-hessian_mat_type sbaij -newton_pc_type gamg", "-newton_pc_type"},
+      {"-newton_tao_ls_type nonsense", "-newton_tao_ls_type"},
+      {"-newton_ksp_max_it abc", "-newton_ksp_max_it"},
+      {"-solver_method lbfgs -lbfgsh_ksp_type nonsense", "-lbfgsh_ksp_type"},
+      {"-solver_method lbfgs -lbfgs_initializer nonsense", "-lbfgs_initializer"},
+      {"-solver_method nonsense", "-solver_method"},
+  };
+  for (const auto& [options, name] : cases) {
+    const Outcome o = Optistep("run " + Variant("ok.yaml") + " " + options, dir_);
+    EXPECT_EQ(o.exit_code, 1) << options << "\n" << o.err;
+    EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << options << "\n" << o.err;
+    EXPECT_EQ(o.err.rfind("optistep: error: " + name, 0), 0u) << options << "\n" << o.err;
+  }
+}
+
+TEST_F(Cli, UsageErrorsArePrintedOnceOnManyRanks) {
+  // Before MPI starts every rank reads the command line; only the first one speaks.
+  const std::string mpiexec = test::Mpiexec(2) + " " + OPTISTEP_EXECUTABLE;
+  EXPECT_NE(test::Shell(dir_, mpiexec + " frobnicate x.yaml > o.txt 2> e.txt"), 0);
+  const std::string err = ReadFile(dir_ / "e.txt");
+  EXPECT_EQ(LinesStartingWith(err, "optistep: error: unknown command 'frobnicate'"), 1) << err;
+  EXPECT_EQ(LinesStartingWith(err, "(see optistep --help)"), 1) << err;
+  EXPECT_EQ(test::Shell(dir_, mpiexec + " --help > o.txt 2> e.txt"), 0);
+  const std::string out = ReadFile(dir_ / "o.txt");
+  EXPECT_EQ(LinesStartingWith(out, "usage:"), 1) << out;
 }
 
 TEST_F(Cli, HelpCheckAndPartition) {

@@ -780,5 +780,29 @@ TEST_F(SceneConfigTest, BadOverrides) {
             path + ": time.frames: expected an integer >= 1, got '2.5'");
 }
 
+TEST_F(SceneConfigTest, SceneDifferenceLeavesOutWhatCannotChangeATrajectory) {
+  const std::string text = std::string("# a comment\n") + kMinimal;
+  // Layout, comments, key order and the output keys do not count.
+  EXPECT_EQ(SceneDifference(text, R"(bodies:
+- material: {density: 1000, nu: 0.3, E: 1e5}
+  mesh: bar.msh
+time: {frames: 2, frame_rate: 24}
+output: {directory: elsewhere, every: 3, checkpoint_every_steps: 5,
+         checkpoint_every_seconds: 60, checkpoints_kept: 4}
+)"),
+            "");
+  // Anything else does, named by its key path; values are compared as written.
+  EXPECT_EQ(SceneDifference(text, std::string(kMinimal) + "gravity: [0, 0, 0]\n"),
+            "gravity: nothing in the checkpoint, a sequence of 3 items now");
+  EXPECT_EQ(SceneDifference(std::string(kMinimal) + "output: {directory: a}\n",
+                            std::string(kMinimal) + "damping: {stiffness_beta: 0.1}\n"),
+            "damping: nothing in the checkpoint, a map now");
+  std::string stiffer = kMinimal;
+  stiffer.replace(stiffer.find("1e5"), 3, "100000");
+  EXPECT_EQ(SceneDifference(text, stiffer),
+            "bodies[0].material.E: '1e5' in the checkpoint, '100000' now");
+  EXPECT_NE(SceneDifference(text, "time: [").find("cannot be compared"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace optistep

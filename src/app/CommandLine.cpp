@@ -3,6 +3,7 @@
 #include <petscsys.h>
 
 #include <cctype>
+#include <cstdio>
 #include <stdexcept>
 #include <sstream>
 
@@ -47,6 +48,18 @@ CommandLine ParseCommandLine(int argc, char** argv) {
       if (cl.restart.empty()) throw InputError("--restart: expected 'latest' or a checkpoint file");
     } else if (a == "--allow-scene-change") {
       cl.allow_scene_change = true;
+    } else if (a == "--strict-options") {
+      cl.strict_options = true;
+    } else if (a == "--sigterm-grace" || a.rfind("--sigterm-grace=", 0) == 0) {
+      const std::string v = (a == "--sigterm-grace") ? value_of(a) : a.substr(16);
+      try {
+        size_t used = 0;
+        cl.sigterm_grace = std::stod(v, &used);
+        if (used != v.size() || !(cl.sigterm_grace >= 0.0)) throw std::invalid_argument(v);
+      } catch (const std::exception&) {
+        throw InputError("--sigterm-grace '" + v + "': expected seconds, a number >= 0");
+      }
+
     } else if (a == "--set" || a.rfind("--set=", 0) == 0) {
       const std::string kv = (a == "--set") ? value_of("--set") : a.substr(6);
       if (kv.find('=') == std::string::npos || kv.front() == '=')
@@ -82,8 +95,10 @@ CommandLine ParseCommandLine(int argc, char** argv) {
   cl.scene = positional[1];
   if (cl.command == "partition" && cl.ranks == 0)
     throw InputError("partition: --ranks N is required");
-  if (cl.command != "run" && (!cl.restart.empty() || cl.allow_scene_change))
-    throw InputError(cl.command + ": --restart and --allow-scene-change are options of run");
+  if (cl.command != "run" && (!cl.restart.empty() || cl.allow_scene_change ||
+                              cl.strict_options || cl.sigterm_grace > 0.0))
+    throw InputError(cl.command + ": --restart, --allow-scene-change, --strict-options and "
+                                  "--sigterm-grace are options of run");
   return cl;
 }
 
@@ -92,7 +107,8 @@ const char* UsageText() {
 
 usage:
   mpirun -np N optistep run SCENE.yaml [--set key.path=value ...] [--quiet]
-                       [--restart latest|FILE [--allow-scene-change]] [PETSc options]
+                       [--restart latest|FILE [--allow-scene-change]] [--strict-options]
+                       [--sigterm-grace SECONDS] [PETSc options]
   optistep check SCENE.yaml [--set ...]        validate a scene (reads meshes, runs nothing)
   optistep partition SCENE.yaml --ranks N      METIS partition quality for N ranks
   optistep --help | --version
@@ -106,11 +122,21 @@ options:
                          damaged one is reported and the previous one used) or from
                          FILE; on the same rank count the run continues bitwise. Exits 1
                          if no checkpoint loads: never a silent restart from t = 0
-  --allow-scene-change   resume although the scene's text differs from the checkpoint's
+  --allow-scene-change   resume although the scene differs from the checkpoint's in a
+                         key that can change the trajectory (output keys never count)
+  --strict-options       a PETSc option that was set but never used (misspelled?) is an
+                         error, found after the first step (exit 1), not a warning
+  --sigterm-grace S      the seconds the launcher allows between SIGTERM and SIGKILL
+                         (Open MPI mpirun: odls_base_sigkill_timeout; SLURM: KillWait):
+                         after SIGTERM the step under way is finished if it ends within
+                         S/2, else abandoned; default 0, abandoned at once
 
 checkpoints (scene keys output.checkpoint_every_steps, output.checkpoint_every_seconds,
-output.checkpoints_kept): on SIGTERM or SIGUSR1 (SLURM: #SBATCH --signal=USR1@120) a run
-finishes the current step, writes a checkpoint and exits 0; see scripts/slurm-job.sh
+output.checkpoints_kept): on SIGUSR1 (SLURM: #SBATCH --signal=USR1@120) a run finishes
+the current step, writes a checkpoint and exits 0; on SIGTERM (scancel, the walltime,
+mpirun passing its own SIGTERM on) it does the same, unless the step would not end within
+half of --sigterm-grace: then that step is abandoned and the one before it checkpointed.
+See the README ("Checkpoints and restart") and scripts/slurm-job.sh
 
 PETSc options (command line wins over the scene's petsc_options), for example:
   -newton_ksp_type cg -newton_pc_type jacobi|gamg|bjacobi|hypre   Newton's linear solver
@@ -124,7 +150,9 @@ output (in output.directory, default out/<scene name>):
   scene.yaml                                             the scene as run
   checkpoints/ckpt_NNNNNNNN.h5                           restart points (step NNNNNNNN)
 
-exit codes: 0 done, 1 bad input, 2 a step failed after all dt halvings, 3 internal error
+exit codes: 0 done (or stopped by a signal after a checkpoint), 1 bad input, 2 a step
+failed after all dt halvings, 3 internal error, 4 the output folder cannot be written,
+5 the output folder is in use by another run (output.directory/optistep.lock)
 )";
 }
 
@@ -142,6 +170,31 @@ void InsertScenePetscOptions(const std::string& options) {
     OPTISTEP_PETSC(PetscOptionsHasName(nullptr, nullptr, name.c_str(), &set));
     if (!set) OPTISTEP_PETSC(PetscOptionsSetValue(nullptr, name.c_str(), value));
   }
+}
+
+void ReportUnusedOptions(MPI_Comm comm, bool strict) {
+  PetscInt n = 0;
+  char** names = nullptr;
+  char** values = nullptr;
+  OPTISTEP_PETSC(PetscOptionsLeftGet(nullptr, &n, &names, &values));
+  std::string unused;
+  int count = 0;
+  for (PetscInt i = 0; i < n; ++i) {
+    const std::string name = names[i];
+    if (name == "options_left" || name == "options_view") continue;  // read by PetscFinalize
+    unused += (unused.empty() ? "-" : ", -") + name;
+    if (values[i]) unused += std::string(" ") + values[i];
+    ++count;
+  }
+  OPTISTEP_PETSC(PetscOptionsLeftRestore(nullptr, &n, &names, &values));
+  unused = MessageOfAnyRank(comm, unused);  // every rank holds the same options
+  if (unused.empty()) return;
+  const std::string what = "PETSc option" + std::string(count == 1 ? "" : "s") +
+                           " set but never used (misspelled?): " + unused;
+  if (strict) throw InputError(what + " (--strict-options)");
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  if (rank == 0) std::fprintf(stderr, "optistep: warning: %s\n", what.c_str());
 }
 
 }  // namespace optistep

@@ -324,7 +324,7 @@ void MpmSimulation::LoadState(const CheckpointReader& in) {
     q.material = material[k];
     slice.Append(q);
   }
-  if (in.header().ranks != size || in.header().scene_hash != SceneHash(scene_.text)) {
+  if (!ResumesBitwise(in.header())) {
     domain_->Distribute(std::move(slice));  // METIS for this rank count (or grid)
   } else {
     // The same rank count: every particle back to its rank, at its local index.

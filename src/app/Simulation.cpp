@@ -1,10 +1,13 @@
 #include "app/Simulation.hpp"
 
 #include <filesystem>
+#include <optional>
 
 #include "app/CheckpointSchedule.hpp"
 #include "core/Error.hpp"
 #include "core/Phases.hpp"
+#include "core/StopSignals.hpp"
+#include "io/OutputLock.hpp"
 #include "io/RunOutput.hpp"
 
 namespace optistep {
@@ -35,6 +38,20 @@ void Simulation::AdvanceFrame(StepStats* stats) {
 }
 
 RunOutcome Simulation::Run(const RunOptions& options) {
+  try {
+    return RunSteps(options);
+  } catch (const IoError& e) {
+    if (newest_checkpoint_.empty()) throw;
+    throw IoError(std::string(e.what()) + " (the newest checkpoint, " + newest_checkpoint_ +
+                  ", is kept: resume with --restart latest once the folder can be written)");
+  }
+}
+
+RunOutcome Simulation::RunSteps(const RunOptions& options) {
+  // A signal from here on ends the run with a checkpoint, also during a restart or frame 0.
+  const StopSignals signals(options.sigterm_grace);
+  std::optional<OutputFolderLock> lock;  // before anything in the folder is touched
+  if (options.write_output) lock.emplace(comm_, scene_.output.directory);
   long resumed_step = -1;
   if (!options.restart.empty())
     resumed_step = static_cast<long>(Restart(options.restart, options.allow_scene_change).step);
@@ -54,7 +71,17 @@ RunOutcome Simulation::Run(const RunOptions& options) {
   CheckpointSchedule schedule(comm_, scene_.output, steps());
   while (frame_ < scene_.time.frames) {
     const int before = frame_;
-    AdvanceStep(stats.get());
+    try {
+      AdvanceStep(stats.get());
+    } catch (const StepAbandoned&) {
+      const std::string checkpoint = options.write_output ? WriteCheckpoint() : "none (no output)";
+      PetscPrintf(comm_,
+                  "optistep: stopped by SIGTERM during step %ld, which was abandoned (the "
+                  "state is that of step %ld, t = %.9g s, frame %d of %d); checkpoint %s; "
+                  "resume with --restart latest\n",
+                  steps() + 1, steps(), time(), frame_, scene_.time.frames, checkpoint.c_str());
+      return RunOutcome::kStopped;
+    }
     if (options.write_output && frame_ != before && IsOutputFrame(frame_)) WriteFrame();
     if (options.after_step) options.after_step(steps());
     const CheckpointSchedule::Decision decision = schedule.AfterStep(steps());
@@ -67,7 +94,7 @@ RunOutcome Simulation::Run(const RunOptions& options) {
       PetscPrintf(comm_,
                   "optistep: stopped by %s after step %ld (t = %.9g s, frame %d of %d); "
                   "checkpoint %s; resume with --restart latest\n",
-                  CheckpointSchedule::SignalName(decision.signal), steps(), time(), frame_,
+                  StopSignals::Name(decision.signal), steps(), time(), frame_,
                   scene_.time.frames, checkpoint.c_str());
       return RunOutcome::kStopped;
     }
@@ -108,39 +135,51 @@ std::string Simulation::WriteCheckpoint() {
   header.scene_hash = SceneHash(scene_.text);
   CheckpointWriter out(comm_, CheckpointDirectory(scene_.output.directory), header);
   SaveState(out);
-  return out.Commit(scene_.output.checkpoints_kept);
+  newest_checkpoint_ = out.Commit(scene_.output.checkpoints_kept);
+  return newest_checkpoint_;
+}
+
+bool Simulation::ResumesBitwise(const CheckpointHeader& header) const {
+  int size = 1;
+  MPI_Comm_size(comm_, &size);
+  return header.ranks == size && SceneDifference(header.scene_text, scene_.text).empty();
 }
 
 CheckpointHeader Simulation::Restart(const std::string& spec, bool allow_scene_change) {
   ScopedPhase phase(kCheckpointPhase);
-  const std::string hash = SceneHash(scene_.text);
-  std::string loaded;
+  std::string loaded, change;
   const CheckpointHeader header = LoadCheckpoint(
       comm_, spec, CheckpointDirectory(scene_.output.directory), [&](const CheckpointReader& in) {
         const CheckpointHeader& h = in.header();
         if (h.discretization != scene_.discretization)
           throw InputError(in.path() + ": a checkpoint of a '" + h.discretization +
                            "' run; scene " + scene_.path + " is '" + scene_.discretization + "'");
-        if (h.scene_hash != hash && !allow_scene_change)
-          throw InputError(in.path() + ": written for another scene text than " + scene_.path +
-                           " (scene hash " + h.scene_hash + ", now " + hash +
-                           "; the checkpoint holds the original text as the attribute "
+        change = SceneDifference(h.scene_text, scene_.text);
+        if (!change.empty() && !allow_scene_change)
+          throw InputError(in.path() + ": written for another scene than " + scene_.path + " (" +
+                           change + "; the checkpoint holds its scene as the attribute "
                            "scene_text); pass --allow-scene-change to continue with the new one");
         LoadState(in);
         loaded = in.path();
       });
+  newest_checkpoint_ = loaded;
   frame_ = static_cast<int>(header.frame);
   int size = 1;
   MPI_Comm_size(comm_, &size);
+  std::string how;
+  if (header.ranks != size)
+    how = "repartitioned for " + std::to_string(size) + " rank" + (size == 1 ? "" : "s") +
+          ": results agree with an uninterrupted run to solver tolerance";
+  if (!change.empty())
+    how += (how.empty() ? "" : "; ") + std::string("the scene changed at ") + change +
+           ": the run goes on with the new scene";
   PetscPrintf(comm_,
               "optistep: restarting from %s: step %lld, t = %.9g s, frame %lld, written on "
-              "%lld rank%s%s\n",
+              "%lld rank%s (%s)\n",
               loaded.c_str(),
               static_cast<long long>(header.step), header.time,
               static_cast<long long>(header.frame), static_cast<long long>(header.ranks),
-              header.ranks == 1 ? "" : "s",
-              header.ranks == size && header.scene_hash == hash ? " (continues bitwise)"
-                                                                : " (repartitioned)");
+              header.ranks == 1 ? "" : "s", how.empty() ? "continues bitwise" : how.c_str());
   return header;
 }
 

@@ -2,7 +2,7 @@
 // What every run shares, whatever the discretization: the loop over steps and frames
 // (an Integrator driven by the StepController, integrators/), frames (XDMF + HDF5) and
 // stats.csv, checkpoints (io/Checkpoint.hpp) on a schedule and on SIGTERM/SIGUSR1
-// (app/CheckpointSchedule.hpp), and restart from a checkpoint. A discretization
+// (app/CheckpointSchedule.hpp, core/StopSignals.hpp), and restart from a checkpoint. A discretization
 // (FemSimulation, MpmSimulation) supplies its state, its integrator, its frame and its
 // checkpoint datasets.
 #include <mpi.h>
@@ -27,6 +27,9 @@ struct RunOptions {
   /// "" starts at t = 0; "latest" or a checkpoint file resumes (Simulation::Restart).
   std::string restart;
   bool allow_scene_change = false;  ///< resume although the scene's text changed
+  /// Seconds from SIGTERM to SIGKILL that the launcher allows (core/StopSignals.hpp): the
+  /// step under way is finished if it ends within half of them, else abandoned.
+  double sigterm_grace = 0.0;
   /// Called on every rank after each step with the accepted-step count (tests send
   /// themselves a signal here).
   std::function<void(long steps)> after_step;
@@ -34,7 +37,9 @@ struct RunOptions {
 
 enum class RunOutcome {
   kFinished,  ///< every frame was run
-  kStopped,   ///< a signal stopped the run after a checkpoint; resume with --restart latest
+  /// A signal stopped the run after a checkpoint (of the step under way, or of the one
+  /// before it if that was abandoned); resume with --restart latest.
+  kStopped,
 };
 
 class Simulation {
@@ -43,9 +48,12 @@ class Simulation {
   Simulation(const Simulation&) = delete;
   Simulation& operator=(const Simulation&) = delete;
 
-  /// Collective. Restarts if asked, creates the output folder, writes frame 0 (a restart
+  /// Collective. Locks the output folder for the length of the run (io/OutputLock.hpp;
+  /// OutputLocked if another run holds it), restarts if asked, writes frame 0 (a restart
   /// instead lists the frames already on disk up to the checkpoint's, and keeps the rows
   /// of stats.csv up to its step), then steps until the last frame or a stop signal.
+  /// IoError on every rank if the folder cannot be written (naming the newest checkpoint,
+  /// which is kept).
   RunOutcome Run(const RunOptions& options);
   /// Collective: steps until the end of the current frame.
   void AdvanceFrame(StepStats* stats);
@@ -58,11 +66,12 @@ class Simulation {
   /// Returns its path.
   std::string WriteCheckpoint();
   /// Collective: replaces the state by a checkpoint's: spec is "latest" (damaged ones are
-  /// reported and skipped) or a file. On the rank count that wrote it (and the same scene)
-  /// the run continues bitwise as if never interrupted; on another, to solver tolerance
-  /// (MPM particles are distributed afresh). InputError if no
-  /// checkpoint loads, or it was written for another discretization, or (unless
-  /// allow_scene_change) for a scene with another text.
+  /// reported and skipped) or a file. On the rank count that wrote it (and a scene that
+  /// differs at most in output keys, SceneDifference) the run continues bitwise as if
+  /// never interrupted; on another, to solver tolerance (MPM particles are distributed
+  /// afresh). InputError if no checkpoint loads, or it was written for another
+  /// discretization, or (unless allow_scene_change) for a scene that differs in a key that
+  /// can change the trajectory.
   CheckpointHeader Restart(const std::string& spec, bool allow_scene_change);
 
   int frame() const { return frame_; }
@@ -76,6 +85,9 @@ class Simulation {
   /// Collective: installs the integrator (the discretization's, by the scene's
   /// integrator key) and its step controller. Called once by the constructor.
   void SetIntegrator(std::unique_ptr<Integrator> integrator);
+  /// Whether resuming from a checkpoint with this header continues the run that wrote it
+  /// bitwise: the same rank count and no scene difference that can change the trajectory.
+  bool ResumesBitwise(const CheckpointHeader& header) const;
   /// Called once frames_ exists, before any frame is written (a mesh's topology).
   virtual void StartFrames() {}
   /// Collective: writes frame frame_ to frames_.
@@ -97,6 +109,8 @@ class Simulation {
   std::unique_ptr<StepController> controller_;
 
  private:
+  std::string newest_checkpoint_;  ///< written or loaded by this run; "" if none
+  RunOutcome RunSteps(const RunOptions& options);
   /// Lists the frame files up to frame_ that the output rule wrote and that are on disk.
   void ReseedFrames();
   bool IsOutputFrame(int frame) const;

@@ -5,13 +5,15 @@
 //   optistep check scene.yaml [--set ...]
 //   optistep partition scene.yaml --ranks N
 //
-// Exit codes: 0 success (also a run stopped by SIGTERM/SIGUSR1 after its checkpoint),
-// 1 bad input (one line on stderr naming the file and key or element; also --restart
-// with no loadable checkpoint), 2 a time step that failed after every allowed dt
-// halving, 3 internal error.
+// Exit codes (README "Running"): 0 success (also a run stopped by SIGTERM/SIGUSR1 after
+// its checkpoint), 1 bad input (one line on stderr naming the file and key or element, or
+// the option; also --restart with no loadable checkpoint), 2 a time step that failed after
+// every allowed dt halving, 3 internal error, 4 the output folder cannot be written, 5 the
+// output folder is in use by another run.
 #include <petscsys.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -21,6 +23,8 @@
 #include "app/MpmSimulation.hpp"
 #include "core/Error.hpp"
 #include "core/Phases.hpp"
+#include "io/Hdf5File.hpp"
+#include "io/OutputLock.hpp"
 #include "model/SceneMesh.hpp"
 
 namespace {
@@ -72,7 +76,15 @@ int CheckOrRun(MPI_Comm comm, const SceneConfig& scene, const CommandLine& cl, S
   options.print = !cl.quiet;
   options.restart = cl.restart;
   options.allow_scene_change = cl.allow_scene_change;
-  sim.Run(options);
+  options.sigterm_grace = cl.sigterm_grace;
+  // Every object that reads options exists once the first step is done.
+  bool reported = false;
+  const auto report_unused_options = [&] {
+    if (!reported) ReportUnusedOptions(comm, cl.strict_options);
+    reported = true;
+  };
+  options.after_step = [&](long) { report_unused_options(); };
+  if (sim.Run(options) == RunOutcome::kFinished) report_unused_options();
   return 0;
 }
 
@@ -112,6 +124,15 @@ int RunCommand(const CommandLine& cl) {
   return CheckOrRun(comm, scene, cl, sim);
 }
 
+/// Before MPI starts: whether this process is the first rank of its launch, by the
+/// variables the launchers set (Open MPI's mpiexec, PMIx and PMI launchers, SLURM's srun),
+/// or a process started alone. Only it prints what every rank would print alike.
+bool FirstRankOfLaunch() {
+  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"})
+    if (const char* rank = std::getenv(name)) return std::strcmp(rank, "0") == 0;
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -123,10 +144,12 @@ int main(int argc, char** argv) {
     usage_error = e.what();
   }
   if (cl.help || cl.version || !usage_error.empty()) {
-    if (cl.version) std::printf("optistep %s\n", OPTISTEP_VERSION);
-    if (cl.help) std::fputs(UsageText(), stdout);
-    if (!usage_error.empty())
-      std::fprintf(stderr, "optistep: error: %s\n(see optistep --help)\n", usage_error.c_str());
+    if (FirstRankOfLaunch()) {
+      if (cl.version) std::printf("optistep %s\n", OPTISTEP_VERSION);
+      if (cl.help) std::fputs(UsageText(), stdout);
+      if (!usage_error.empty())
+        std::fprintf(stderr, "optistep: error: %s\n(see optistep --help)\n", usage_error.c_str());
+    }
     return usage_error.empty() ? 0 : 1;
   }
 
@@ -143,6 +166,16 @@ int main(int argc, char** argv) {
   } catch (const InputError& e) {
     if (rank == 0) std::fprintf(stderr, "optistep: error: %s\n", e.what());
     status = 1;
+  } catch (const IoError& e) {
+    if (rank == 0) std::fprintf(stderr, "optistep: error: %s\n", e.what());
+    status = 4;
+    if (Hdf5File::FailedWriteLeftFileOpen()) {  // MPI_Finalize would wait forever
+      std::fflush(stderr);
+      MPI_Abort(PETSC_COMM_WORLD, status);
+    }
+  } catch (const OutputLocked& e) {
+    if (rank == 0) std::fprintf(stderr, "optistep: error: %s\n", e.what());
+    status = 5;
   } catch (const StepFailure& e) {
     if (rank == 0)
       std::fprintf(stderr, "optistep: time step failed: %s\n"

@@ -59,10 +59,17 @@ void CallReadingOptions(const std::string& prefix, const std::function<PetscErro
   for (char& c : message)
     if (c == '\n') c = ' ';
   while (!message.empty() && message.back() == ' ') message.pop_back();
-  for (const auto& [name, value] : OptionsWithPrefix(prefix))
+  if (ierr == PETSC_ERR_MEM) throw std::runtime_error("PETSc: " + message);  // not an option
+  const auto options = OptionsWithPrefix(prefix);
+  for (const auto& [name, value] : options)
     if (!value.empty() && message.find(value) != std::string::npos)
       throw InputError(name + " " + value + ": " + message);
-  throw InputError("PETSc options -" + prefix + "*: " + message);
+  // No value is quoted (say, a preconditioner that does not take the matrix format): the
+  // options given under the prefix, or the prefix.
+  std::string given;
+  for (const auto& [name, value] : options)
+    given += (given.empty() ? "" : " ") + name + (value.empty() ? "" : " " + value);
+  throw InputError((given.empty() ? "PETSc options -" + prefix + "*" : given) + ": " + message);
 }
 
 std::string MessageOfAnyRank(MPI_Comm comm, const std::string& message) {

@@ -1,10 +1,12 @@
 #pragma once
 // Error types of optistep and the PETSc call check.
 //
-// Two kinds of failure:
+// Three kinds of failure:
 //  - InputError: the user's input is wrong (a scene key, a mesh file, an element).
 //    Thrown identically on every rank (input is validated before anything is written),
 //    so main() can report it once, on rank 0, as one line and exit non-zero.
+//  - IoError: the run's folder cannot be written (removed, full, read-only). Also agreed
+//    by every rank, also one line.
 //  - anything else (std::runtime_error from OPTISTEP_PETSC, bad_alloc): a failure
 //    that may be local to one rank; main() prints it and calls MPI_Abort.
 #include <petscsys.h>
@@ -21,6 +23,15 @@ class InputError : public std::runtime_error {
   explicit InputError(const std::string& what) : std::runtime_error(what) {}
 };
 
+/// A file or folder of the run cannot be written: the message names the path and the
+/// system's reason ("cannot create out/frames/bar_000012.h5: Not a directory"). Thrown on
+/// every rank alike (writes agree on their outcome), so main() reports it once, as one
+/// line, and every rank exits with the I/O exit code; what was written before is kept.
+class IoError : public std::runtime_error {
+ public:
+  explicit IoError(const std::string& what) : std::runtime_error(what) {}
+};
+
 /// Throws std::runtime_error naming the failed PETSc call and PETSc's own message.
 [[noreturn]] void ThrowPetscError(PetscErrorCode ierr, const char* call, const char* file,
                                   int line);
@@ -29,8 +40,9 @@ class InputError : public std::runtime_error {
 /// printing off and turns a PETSc error (a non-zero return, or a failed OPTISTEP_PETSC
 /// inside call) into an InputError naming the option: the one
 /// under `prefix` whose value PETSc's message quotes (e.g. "-newton_pc_type nonsense:
-/// Unable to find requested PC type nonsense"), or else the prefix. Collective when call
-/// is.
+/// Unable to find requested PC type nonsense"), or else the options given under the
+/// prefix, or the prefix. Running out of memory stays a std::runtime_error. Collective
+/// when call is.
 void CallReadingOptions(const std::string& prefix, const std::function<PetscErrorCode()>& call);
 
 /// Collective: the message of the highest rank of comm whose message is non-empty, on

@@ -300,7 +300,7 @@ Mat FemIncrementalPotential::NewHessianMatrix() const {
     OPTISTEP_PETSC(MatSetBlockSize(H, 3));
     OPTISTEP_PETSC(MatSetType(H, MATAIJ));
     OPTISTEP_PETSC(MatSetOptionsPrefix(H, "hessian_"));
-    OPTISTEP_PETSC(MatSetFromOptions(H));
+    CallReadingOptions("hessian_", [&] { return MatSetFromOptions(H); });
     // Full row counts serve SBAIJ as (generous) upper-triangle counts too.
     OPTISTEP_PETSC(MatXAIJSetPreallocation(H, 3, d_nnz.data(), o_nnz.data(), d_nnz.data(),
                                            o_nnz.data()));

@@ -20,6 +20,9 @@ class FemBackwardEuler : public BackwardEuler {
   ~FemBackwardEuler() override;
 
   SolveReport TryStep(double dt) override;
+  /// x, v and the clock.
+  void KeepState() override;
+  void RestoreKeptState() override;
 
   FemIncrementalPotential& potential() { return potential_; }
 
@@ -33,6 +36,10 @@ class FemBackwardEuler : public BackwardEuler {
   FemIncrementalPotential potential_;
   Vec u_ = nullptr;
   Vec guess_ = nullptr;
+  Vec x_kept_ = nullptr;
+  Vec v_kept_ = nullptr;
+  double t_kept_ = 0.0;
+  long steps_kept_ = 0;
 };
 
 }  // namespace optistep

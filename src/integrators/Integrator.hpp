@@ -33,6 +33,14 @@ class StepFailure : public std::runtime_error {
   explicit StepFailure(const std::string& what) : std::runtime_error(what) {}
 };
 
+/// Thrown (on every rank) by StepController when a stop signal abandons the step under way
+/// (core/StopSignals.hpp); the state is that of the last accepted step a run can resume
+/// from.
+class StepAbandoned : public std::runtime_error {
+ public:
+  explicit StepAbandoned(const std::string& what) : std::runtime_error(what) {}
+};
+
 class Integrator {
  public:
   virtual ~Integrator() = default;
@@ -46,9 +54,17 @@ class Integrator {
 
   /// Collective. One try of a step of size dt (s) from time(). On success
   /// (report.converged) the state is at time() + dt and steps() grew by one; otherwise the
-  /// state is exactly as before (the controller halves dt and tries again): a NaN is
-  /// rejected before any state changes.
+  /// state is exactly as before (the controller halves dt and tries again, or, if
+  /// report.abandoned, gives the step up): a NaN is rejected before any state changes.
   virtual SolveReport TryStep(double dt) = 0;
+
+  /// Collective. Keep a copy of the state and the clock, and put it back: the controller
+  /// keeps the state at the start of a step it halves, so that a step abandoned after some
+  /// of its halves were accepted leaves the state of the last whole step. Only an
+  /// integrator without a step limit needs them (FEM: checkpoints hold whole steps of the
+  /// frame's fixed split); with one, any accepted (half) step is a state to resume from.
+  virtual void KeepState() {}
+  virtual void RestoreKeptState() {}
 
   /// Whether the scheme has a state-dependent step limit (MPM's CFL condition). Without
   /// one, frames are cut into a fixed number of equal steps (StepController).

@@ -36,7 +36,15 @@ int StepController::StepsPerFrame() const {
 bool StepController::AdvanceStep(int frame, const std::function<void(const StepRecord&)>& on_step) {
   if (!integrator_.HasStepLimit()) {
     const int n_steps = StepsPerFrame();
-    Advance(time_.frame_dt / n_steps, 0, MPI_Wtime(), on_step);
+    kept_ = false;
+    try {
+      Advance(time_.frame_dt / n_steps, 0, MPI_Wtime(), on_step);
+    } catch (const StepAbandoned&) {
+      // Halves of the step may have been accepted; the frame's fixed split resumes only
+      // from whole steps.
+      if (kept_) integrator_.RestoreKeptState();
+      throw;
+    }
     if (++frame_step_ < n_steps) return false;
     frame_step_ = 0;
     return true;
@@ -55,6 +63,12 @@ bool StepController::AdvanceStep(int frame, const std::function<void(const StepR
 void StepController::Advance(double dt, int depth, double start_wall,
                              const std::function<void(const StepRecord&)>& on_step) {
   const SolveReport report = integrator_.TryStep(dt);
+  if (report.abandoned) {
+    std::ostringstream msg;
+    msg << "step at t = " << integrator_.time() << " s with dt = " << dt << " s: "
+        << report.reason;
+    throw StepAbandoned(msg.str());
+  }
   if (report.converged) {
     StepRecord record;
     record.step = integrator_.steps();
@@ -77,6 +91,10 @@ void StepController::Advance(double dt, int depth, double start_wall,
   }
   PetscPrintf(comm_, "  step at t = %g s, dt = %g s failed (%s); retrying with dt/2\n",
               integrator_.time(), dt, report.reason.c_str());
+  if (depth == 0 && !integrator_.HasStepLimit()) {
+    integrator_.KeepState();
+    kept_ = true;
+  }
   Advance(0.5 * dt, depth + 1, start_wall, on_step);
   Advance(0.5 * dt, depth + 1, MPI_Wtime(), on_step);
 }

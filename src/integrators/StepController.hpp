@@ -12,6 +12,8 @@
 //    the frame boundary.
 //  - A step that fails (no decrease, NaN, iteration cap) is retried as two steps of half
 //    the size, recursively, up to time.max_dt_halvings times; then StepFailure.
+//  - A step that a stop signal abandons (SolveReport::abandoned) is given up: StepAbandoned,
+//    with the state of the last whole step (Integrator::KeepState).
 #include <mpi.h>
 
 #include <functional>
@@ -31,7 +33,7 @@ class StepController {
 
   /// Collective: one step of the current frame `frame` (0-based), halved and retried on
   /// failure; on_step is called after each accepted (sub)step. Returns true when the step
-  /// ended the frame. Throws StepFailure naming the time and the reason.
+  /// ended the frame. Throws StepFailure naming the time and the reason, or StepAbandoned.
   bool AdvanceStep(int frame, const std::function<void(const StepRecord&)>& on_step);
 
   /// Steps of the current frame already taken (fixed split only; 0 with a step limit).
@@ -49,6 +51,7 @@ class StepController {
   TimeConfig time_;
   Integrator& integrator_;
   int frame_step_ = 0;
+  bool kept_ = false;  ///< the integrator keeps the state at the start of this step
 };
 
 }  // namespace optistep

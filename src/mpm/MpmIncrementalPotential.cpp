@@ -227,7 +227,7 @@ Mat MpmIncrementalPotential::NewMatrix() const {
   // BAIJ (the 5^3 block stencil of HOT's grid); -hessian_mat_type aij for GAMG or hypre.
   OPTISTEP_PETSC(MatSetType(H, MATBAIJ));
   OPTISTEP_PETSC(MatSetOptionsPrefix(H, "hessian_"));
-  OPTISTEP_PETSC(MatSetFromOptions(H));
+  CallReadingOptions("hessian_", [&] { return MatSetFromOptions(H); });
   OPTISTEP_PETSC(MatXAIJSetPreallocation(H, 3, d_nnz.data(), o_nnz.data(), d_nnz.data(), o_nnz.data()));
   OPTISTEP_PETSC(MatSetOption(H, MAT_NO_OFF_PROC_ENTRIES, PETSC_TRUE));
   OPTISTEP_PETSC(MatSetOption(H, MAT_SYMMETRIC, PETSC_TRUE));

@@ -47,6 +47,7 @@ class LaggedHessianInitializer : public InverseHessianInitializer {
       PetscCall(KSPSetFromOptions(ksp_));
       return PetscErrorCode(0);
     });
+    AbandonableKrylov(ksp_);
   }
 
   void SetUp(IncrementalPotential& potential, Vec u0) override {

@@ -101,6 +101,7 @@ SolveReport LbfgsMinimizer::Minimize(IncrementalPotential& potential, Vec u) {
 
     Direction(g, d, &report.linear_iterations);
     ++report.initializer_applications;
+    if (Abandon(&report, false)) break;  // H0^-1's solve was cut short
     potential.Project(d);
     PetscScalar gd = 0.0;
     OPTISTEP_PETSC(VecDot(g, d, &gd));

@@ -2,9 +2,11 @@
 
 #include <cmath>
 #include <cstdarg>
+#include <memory>
 #include <string>
 
 #include "core/Error.hpp"
+#include "core/StopSignals.hpp"
 
 namespace optistep {
 
@@ -90,6 +92,7 @@ bool Minimizer::Stop(SolveReport* report, double energy, const Residual& residua
     report->reason = "converged";
     return true;
   }
+  if (Abandon(report, true)) return true;
   if (report->iterations >= max_iterations_) {
     report->reason = "iteration cap (" + std::to_string(max_iterations_) + ") reached";
     return true;
@@ -104,6 +107,49 @@ void Minimizer::NoDecrease(SolveReport* report, const Residual& residual, bool n
     return;
   }
   report->reason = nan ? "NaN in line search" : "line search found no decrease";
+}
+
+bool Minimizer::Abandon(SolveReport* report, bool poll) const {
+  if (!(poll ? StopSignals::StepMustBeAbandoned(comm_) : StopSignals::Abandoning())) return false;
+  report->abandoned = true;
+  report->reason = "abandoned: SIGTERM";
+  return true;
+}
+
+namespace {
+
+/// A Krylov method's own convergence test, wrapped by AbandonableKrylov.
+struct AbandonableTest {
+  PetscErrorCode (*test)(KSP, PetscInt, PetscReal, KSPConvergedReason*, void*) = nullptr;
+  void* context = nullptr;
+  PetscErrorCode (*destroy)(void*) = nullptr;
+};
+
+PetscErrorCode TestOrAbandon(KSP ksp, PetscInt it, PetscReal rnorm, KSPConvergedReason* reason,
+                             void* wrapped) {
+  const auto* own = static_cast<AbandonableTest*>(wrapped);
+  PetscCall(own->test(ksp, it, rnorm, reason, own->context));
+  // Every rank calls the test at every iteration: the poll's reduction is collective.
+  if (*reason == KSP_CONVERGED_ITERATING && it % 16 == 0 &&
+      StopSignals::StepMustBeAbandoned(PetscObjectComm(reinterpret_cast<PetscObject>(ksp))))
+    *reason = KSP_DIVERGED_ITS;
+  return 0;
+}
+
+PetscErrorCode DestroyAbandonableTest(void* wrapped) {
+  auto* own = static_cast<AbandonableTest*>(wrapped);
+  if (own->destroy) PetscCall(own->destroy(own->context));
+  delete own;
+  return 0;
+}
+
+}  // namespace
+
+void AbandonableKrylov(KSP ksp) {
+  auto own = std::make_unique<AbandonableTest>();
+  OPTISTEP_PETSC(KSPGetAndClearConvergenceTest(ksp, &own->test, &own->context, &own->destroy));
+  OPTISTEP_PETSC(KSPSetConvergenceTest(ksp, TestOrAbandon, own.get(), DestroyAbandonableTest));
+  own.release();
 }
 
 void Minimizer::Monitor(const char* format, ...) const {

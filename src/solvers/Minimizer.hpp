@@ -12,6 +12,7 @@
 //
 // Shared pieces: ConvergenceTest (termination), LineSearch (strong Wolfe), the finite
 // checks and the reset when the vector layout changes (MPM: every step).
+#include <petscksp.h>
 #include <petscvec.h>
 #include <petscviewer.h>
 
@@ -35,6 +36,9 @@ struct SolveReport {
   double rigid_residual = 0.0;       ///< IncrementalPotential::RigidMotionResidual over rigid_epsilon; < 1 means met
   double gradient_norm = 0.0;        ///< |g|_2 at the returned iterate
   std::string reason;                ///< "converged", "line search found no decrease", "NaN", ...
+  /// A stop signal ended the solve (core/StopSignals.hpp): the step is to be abandoned, not
+  /// retried.
+  bool abandoned = false;
 };
 
 /// Defaults that depend on the discretization rather than on the scene.
@@ -43,6 +47,11 @@ struct MinimizerDefaults {
   /// FEM, the inverse 3x3 diagonal blocks for MPM (HOT's PN-PCG, -Ainv 1).
   std::string pc = "jacobi";
 };
+
+/// Collective: makes ksp poll for a step to abandon every 16 iterations
+/// (StopSignals::StepMustBeAbandoned) and end early when it is; its own convergence test
+/// is kept and decides otherwise. Call after KSPSetFromOptions.
+void AbandonableKrylov(KSP ksp);
 
 class Minimizer {
  public:
@@ -86,14 +95,21 @@ class Minimizer {
   /// changes every step); the line search is then reset (the method resets its own
   /// objects).
   bool LayoutChanged(Vec u);
-  /// Records an iterate's E and residual measures (ConvergenceTest::Measure) in report and
-  /// says whether the solve stops there: a NaN, convergence by the shared test (after at
-  /// least one iteration), or the iteration cap; report's converged and reason say which.
+  /// Collective: records an iterate's E and residual measures (ConvergenceTest::Measure)
+  /// in report and says whether the solve stops there: a NaN, convergence by the shared
+  /// test (after at least one iteration), a stop signal that abandons the step (Abandon,
+  /// polling the ranks), or the iteration cap; report's converged, abandoned and reason say
+  /// which.
   bool Stop(SolveReport* report, double energy, const Residual& residual) const;
   /// The line search found no decrease from the iterate with these measures (in report):
   /// converged if they meet the test anyway (a start already at the minimizer, e.g. a body
   /// at rest without gravity, has nothing to decrease), else failed, naming the reason.
   void NoDecrease(SolveReport* report, const Residual& residual, bool nan) const;
+  /// Whether the step under way is to be abandoned (core/StopSignals.hpp); if so, report
+  /// says so. poll: ask the ranks (collective, once per outer iteration); otherwise only
+  /// look whether they have agreed already (after a Krylov solve that AbandonableKrylov
+  /// cut short).
+  bool Abandon(SolveReport* report, bool poll) const;
   /// Collective: prints one -<prefix>monitor line on rank 0.
   void Monitor(const char* format, ...) const;
 

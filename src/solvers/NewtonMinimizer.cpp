@@ -62,6 +62,7 @@ void NewtonMinimizer::SetUpObjects() {
     if (forcing_ == "preconditioned" && is_cg) PetscCall(KSPSetNormType(ksp_, KSP_NORM_NATURAL));
     return PetscErrorCode(0);
   });
+  AbandonableKrylov(ksp_);
 }
 
 void NewtonMinimizer::ViewMethod(PetscViewer viewer) const {
@@ -84,7 +85,6 @@ double NewtonMinimizer::ForcingTerm(Vec g, double gnorm, double cn, double toler
     // HOT Sec. 5.3: |g|_B = sqrt(g^T B g), the CG residual norm at the start (the CG
     // norm type is "natural"), floored by the norm of the node-wise CN tolerances.
     PC pc = nullptr;
-    OPTISTEP_PETSC(KSPSetUp(ksp_));
     OPTISTEP_PETSC(KSPGetPC(ksp_, &pc));
     OPTISTEP_PETSC(PCApply(pc, g, scratch));
     PetscScalar gBg = 0.0;
@@ -124,6 +124,9 @@ SolveReport NewtonMinimizer::Minimize(IncrementalPotential& potential, Vec u) {
     OPTISTEP_PETSC(VecCopy(g, rhs));
     OPTISTEP_PETSC(VecScale(rhs, -1.0));
     OPTISTEP_PETSC(KSPSetOperators(ksp_, H, H));
+    // The preconditioner is made here: some options are judged only now (a factorization
+    // package, a preconditioner that does not take the matrix format).
+    CallReadingOptions(prefix_, [&] { return KSPSetUp(ksp_); });
     // d is free until KSPSolve overwrites it: scratch for the forcing term.
     const double rtol = ForcingTerm(g, gnorm, residual.cn, tolerance_norm, d);
     OPTISTEP_PETSC(KSPSetTolerances(ksp_, rtol, 0.0, PETSC_DEFAULT, PETSC_DEFAULT));
@@ -136,6 +139,7 @@ SolveReport NewtonMinimizer::Minimize(IncrementalPotential& potential, Vec u) {
     OPTISTEP_PETSC(KSPGetConvergedReason(ksp_, &ksp_reason));
     OPTISTEP_PETSC(KSPGetIterationNumber(ksp_, &ksp_its));
     report.linear_iterations += static_cast<int>(ksp_its);
+    if (Abandon(&report, false)) break;  // d is a solve cut short
     PetscReal dnorm = 0.0;
     OPTISTEP_PETSC(VecNorm(d, NORM_2, &dnorm));
     // Indefiniteness on the first CG iteration leaves d = 0: take the right-hand side.
