@@ -273,7 +273,7 @@ void MpmSimulation::SaveState(CheckpointWriter& out) {
                                                           block_rows.count, 1, block_owner.data()});
 }
 
-void MpmSimulation::LoadState(const CheckpointReader& in) {
+bool MpmSimulation::LoadState(const CheckpointReader& in) {
   const int64_t n = n_particles_;
   const std::pair<const char*, int> fields[] = {
       {"x", 3}, {"v", 3}, {"C", 9}, {"F", 9}, {"Jp", 1}, {"plastic_strain", 1}, {"mass", 1},
@@ -324,10 +324,13 @@ void MpmSimulation::LoadState(const CheckpointReader& in) {
     q.material = material[k];
     slice.Append(q);
   }
-  if (in.header().ranks != size || in.header().scene_hash != SceneHash(scene_.text)) {
-    domain_->Distribute(std::move(slice));  // METIS for this rank count (or grid)
+  bool partition_kept = false;
+  if (in.header().ranks != size) {
+    domain_->Distribute(std::move(slice));  // METIS for this rank count
   } else {
-    // The same rank count: every particle back to its rank, at its local index.
+    // The same rank count: every particle back to its rank, at its local index. The scene
+    // text may have changed (--allow-scene-change, e.g. more frames): the layout is kept
+    // whenever it fits the grid, so an extended run goes on bitwise.
     std::vector<double> records(kRecord * slice.size());
     std::vector<int> dest(slice.size());
     for (std::size_t k = 0; k < slice.size(); ++k) {
@@ -353,9 +356,11 @@ void MpmSimulation::LoadState(const CheckpointReader& in) {
     std::vector<Eigen::Vector3i> blocks(block_owner.size());
     for (std::size_t b = 0; b < blocks.size(); ++b)
       for (int d = 0; d < 3; ++d) blocks[b][d] = static_cast<int>(coordinates[3 * b + d]);
-    domain_->Restore(std::move(owned), blocks, std::vector<int>(block_owner.begin(), block_owner.end()));
+    partition_kept = domain_->Restore(std::move(owned), blocks,
+                                      std::vector<int>(block_owner.begin(), block_owner.end()));
   }
   integrator_->SetClock(in.header().time, static_cast<long>(in.header().step));
+  return partition_kept;
 }
 
 }  // namespace optistep

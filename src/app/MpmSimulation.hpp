@@ -40,7 +40,7 @@ class MpmSimulation : public Simulation {
   int64_t FramePoints() const override { return n_particles_; }
   int64_t FrameCells() const override { return n_particles_; }
   void SaveState(CheckpointWriter& out) override;
-  void LoadState(const CheckpointReader& in) override;
+  bool LoadState(const CheckpointReader& in) override;
 
   mpm::MpmModel model_;
   std::unique_ptr<mpm::MpmDomain> domain_;

@@ -115,6 +115,7 @@ CheckpointHeader Simulation::Restart(const std::string& spec, bool allow_scene_c
   ScopedPhase phase(kCheckpointPhase);
   const std::string hash = SceneHash(scene_.text);
   std::string loaded;
+  bool partition_kept = false;
   const CheckpointHeader header = LoadCheckpoint(
       comm_, spec, CheckpointDirectory(scene_.output.directory), [&](const CheckpointReader& in) {
         const CheckpointHeader& h = in.header();
@@ -126,12 +127,10 @@ CheckpointHeader Simulation::Restart(const std::string& spec, bool allow_scene_c
                            " (scene hash " + h.scene_hash + ", now " + hash +
                            "; the checkpoint holds the original text as the attribute "
                            "scene_text); pass --allow-scene-change to continue with the new one");
-        LoadState(in);
+        partition_kept = LoadState(in);
         loaded = in.path();
       });
   frame_ = static_cast<int>(header.frame);
-  int size = 1;
-  MPI_Comm_size(comm_, &size);
   PetscPrintf(comm_,
               "optistep: restarting from %s: step %lld, t = %.9g s, frame %lld, written on "
               "%lld rank%s%s\n",
@@ -139,8 +138,9 @@ CheckpointHeader Simulation::Restart(const std::string& spec, bool allow_scene_c
               static_cast<long long>(header.step), header.time,
               static_cast<long long>(header.frame), static_cast<long long>(header.ranks),
               header.ranks == 1 ? "" : "s",
-              header.ranks == size && header.scene_hash == hash ? " (continues bitwise)"
-                                                                : " (repartitioned)");
+              !partition_kept              ? " (repartitioned)"
+              : header.scene_hash == hash ? " (continues bitwise)"
+                                          : " (partition kept; the scene text changed)");
   return header;
 }
 
