@@ -150,4 +150,17 @@ void BlockPartition::Assign(const std::vector<Eigen::Vector3i>& blocks,
   for (std::size_t b = 0; b < blocks.size(); ++b) owner_[Key(blocks[b])] = owners[b];
 }
 
+bool BlockPartition::Fits(const std::vector<Eigen::Vector3i>& touched,
+                          const std::vector<Eigen::Vector3i>& home) const {
+  BlockPartition refreshed = *this;
+  refreshed.Update(touched);  // keeps the owners of known blocks: a change is a block set change
+  int fits = refreshed.owner_ == owner_;
+  for (const Eigen::Vector3i& block : home) {
+    const auto it = owner_.find(Key(block));
+    fits &= it != owner_.end() && it->second == rank_;
+  }
+  MPI_Allreduce(MPI_IN_PLACE, &fits, 1, MPI_INT, MPI_MIN, comm_);
+  return fits != 0;
+}
+
 }  // namespace optistep

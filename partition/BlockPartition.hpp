@@ -55,6 +55,12 @@ class BlockPartition {
   /// Not collective. Replaces the map by blocks[b] -> owners[b] (an Export, possibly of
   /// another run on the same number of ranks).
   void Assign(const std::vector<Eigen::Vector3i>& blocks, const std::vector<int>& owners);
+  /// Collective: whether the map is the one Update(touched) would leave (its blocks are
+  /// exactly those some rank touches; repeats allowed) and each of this rank's items,
+  /// whose blocks are home, lives on the rank owning its block. The same answer on every
+  /// rank. A map exported after a step fits the items it was exported with on the same
+  /// grid and rank count, and no other.
+  bool Fits(const std::vector<Eigen::Vector3i>& touched, const std::vector<Eigen::Vector3i>& home) const;
 
  private:
   static std::uint64_t Key(const Eigen::Vector3i& block);

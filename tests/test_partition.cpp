@@ -1,9 +1,9 @@
 // Distribution of a tet mesh (partition/TetPartition): every tet counted exactly once,
 // every node owned exactly once with a contiguous PETSc range, ghosts consistent with
 // their owners, global ids round-trip through the natural ordering. Distribution of grid
-// blocks (partition/BlockPartition): owners of new blocks worked by hand, a METIS split
-// of a row of equal blocks, and the order in which migrated records (partition/Migration)
-// arrive. On 1, 2 and 4 ranks.
+// blocks (partition/BlockPartition): owners of new blocks worked by hand, which maps fit
+// which items (a restart's check), a METIS split of a row of equal blocks, and the order
+// in which migrated records (partition/Migration) arrive. On 1, 2 and 4 ranks.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -173,6 +173,28 @@ TEST(BlockPartition, NewBlocksGoToTheLowestRankTouchingThemAndKnownOnesKeepTheir
   BlockPartition restored(MPI_COMM_WORLD);
   restored.Assign(exported, owners);
   for (std::size_t b = 0; b < exported.size(); ++b) EXPECT_EQ(restored.Owner(exported[b]), owners[b]);
+}
+
+TEST(BlockPartition, AMapFitsTheItemsItWasMadeForAndNoOthers) {
+  const int rank = test::Rank(), size = test::Size();
+  // As in the test above: rank r touches (r, 0, 0) and (r + 1, 0, 0), and its items live
+  // in (r + 1, 0, 0), which rank r owns (rank 0 also owns (0, 0, 0)).
+  const std::vector<Eigen::Vector3i> touched = {{rank, 0, 0}, {rank + 1, 0, 0}};
+  const std::vector<Eigen::Vector3i> home(3, Eigen::Vector3i(rank + 1, 0, 0));
+  BlockPartition blocks(MPI_COMM_WORLD);
+  blocks.Update(touched);
+  EXPECT_TRUE(blocks.Fits(touched, home));
+  // One block more or less than the stencils touch (another dx, say): no fit.
+  std::vector<Eigen::Vector3i> more = touched;
+  if (rank == size - 1) more.emplace_back(0, 7, 0);
+  EXPECT_FALSE(blocks.Fits(more, home));
+  std::vector<Eigen::Vector3i> fewer = touched;
+  if (rank == size - 1) fewer.pop_back();
+  EXPECT_FALSE(blocks.Fits(fewer, home));
+  // An item in a block of another rank (with one rank, in no block of the map): no fit.
+  std::vector<Eigen::Vector3i> elsewhere = home;
+  if (rank == 0) elsewhere.emplace_back(size == 1 ? 5 : 2, 0, 0);
+  EXPECT_FALSE(blocks.Fits(touched, elsewhere));
 }
 
 TEST(BlockPartition, RepartitionSplitsARowOfEqualBlocksEvenly) {

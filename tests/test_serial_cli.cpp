@@ -1,10 +1,12 @@
 // The optistep executable end to end: bad input stops with exit code 1 and one line on
 // stderr naming the file and the key or element, and leaves earlier output untouched (a
-// scene name that is not one safe path component included); a bad PETSc option value
-// stops with one line naming the option; options set but never used are reported once
-// (an error with --strict-options); usage errors are printed once however many ranks;
+// scene name that is not one safe path component included, and an MPM scene far beyond
+// the memory, before it allocates); a bad PETSc option value stops with one line naming
+// the option; options set but never used are reported once (an error with
+// --strict-options); usage errors are printed once however many ranks;
 // check, partition, --help and a short run work and write what the README says.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 
 #include <cstdio>
@@ -207,6 +209,31 @@ TEST_F(Cli, UsageErrorsArePrintedOnceOnManyRanks) {
   EXPECT_EQ(test::Shell(dir_, mpiexec + " --help > o.txt 2> e.txt"), 0);
   const std::string out = ReadFile(dir_ / "o.txt");
   EXPECT_EQ(LinesStartingWith(out, "usage:"), 1) << out;
+}
+
+TEST_F(Cli, AnMpmRunBeyondTheMemoryIsRefusedBeforeSampling) {
+  // mpm.dx = 1e-4 where 1e-2 was meant: 6.4e10 particles.
+  const std::string scene = Scene("typo.yaml", R"(discretization: mpm
+mpm: {dx: 1.0e-4, ppc: 8}
+time: {frame_rate: 24, frames: 1}
+bodies:
+  - shape: {type: box, min: [0, 0, 0], max: [0.2, 0.2, 0.2]}
+    material: {E: 1.0e5, nu: 0.3, density: 1000}
+output: {directory: out}
+)");
+  // 2 GB of address space (inherited by the run): sampling, which allocates the particles
+  // first, would end in std::bad_alloc within seconds instead of filling the machine.
+  rlimit unlimited{}, limited{};
+  getrlimit(RLIMIT_AS, &unlimited);
+  limited = unlimited;
+  limited.rlim_cur = rlim_t{2} << 30;
+  setrlimit(RLIMIT_AS, &limited);
+  // Sampling first would end in std::bad_alloc (exit 3) under that limit: an input error
+  // (exit 1) with the estimate says the run was refused before it.
+  ExpectInputError("run " + scene, {"typo.yaml: mpm.dx = 0.0001 m and mpm.ppc = 8", "6.4e+10 particles",
+                                    "GB available on the run's 1 node", "MemAvailable in /proc/meminfo",
+                                    "expected a larger mpm.dx or a smaller mpm.ppc"});
+  setrlimit(RLIMIT_AS, &unlimited);
 }
 
 TEST_F(Cli, HelpCheckAndPartition) {

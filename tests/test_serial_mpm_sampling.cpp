@@ -2,9 +2,9 @@
 // Reference numbers: analytic volumes (box: product of sides; ball 4/3 pi r^3; capped
 // cylinder 2 pi r^2 h; ring torus 2 pi^2 R r^2; unit cube 1; the tet (0,0,0) (1,0,0)
 // (0,1,0) (0,0,1) 1/6), closed-form signed distances, and for the CGAL meshes the volume
-// by the divergence theorem and by summing TetGen's tets. A particle stands for
-// dx^3 / ppc, so count * dx^3 / ppc estimates a volume; cells wholly inside hold exactly
-// ppc particles.
+// by the divergence theorem and by summing TetGen's tets; Shape::Volume gives the same
+// numbers. A particle stands for dx^3 / ppc, so count * dx^3 / ppc estimates a volume;
+// cells wholly inside hold exactly ppc particles.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -122,6 +122,7 @@ TEST(Shapes, InvalidParametersAreRefusedNamingShapeAndParameter) {
 TEST(Sampling, GridAlignedBoxHoldsExactlyCellsTimesPpc) {
   const double dx = 0.125;  // a power of 2: the faces below lie exactly on grid planes
   const Box box(Vec3(-0.25, 0.0, 0.5), Vec3(0.5, 0.375, 1.0), "aligned box");
+  EXPECT_DOUBLE_EQ(box.Volume(), 0.75 * 0.375 * 0.5);
   for (int ppc : {1, 8, 27}) {
     const SampledParticles p = Sample(box, dx, ppc, 7);
     EXPECT_EQ(p.x.size(), static_cast<std::size_t>(6 * 3 * 4 * ppc)) << "ppc " << ppc;
@@ -138,13 +139,16 @@ TEST(Sampling, VolumesOfSphereCylinderAndTorusMatchAnalytic) {
   const double pi = M_PI;
   const Sphere sphere(Vec3(0.1, -0.2, 0.3), 0.5);
   EXPECT_NEAR(SampledVolume(Sample(sphere, dx, ppc, 1), dx, ppc) / (4.0 / 3.0 * pi * 0.125), 1.0, 0.01);
+  EXPECT_DOUBLE_EQ(sphere.Volume(), 4.0 / 3.0 * pi * 0.125);
   const Cylinder cylinder(Vec3(0.0, 0.1, 0.0), Vec3(1, 2, 2), 0.3, 0.5);
+  EXPECT_DOUBLE_EQ(cylinder.Volume(), 2.0 * pi * 0.09 * 0.5);
   const SampledParticles c = Sample(cylinder, dx, ppc, 2);
   EXPECT_NEAR(SampledVolume(c, dx, ppc) / (2.0 * pi * 0.09 * 0.5), 1.0, 0.02);
   const Aabb bounds = cylinder.Bounds();
   for (const Vec3& x : c.x)
     EXPECT_TRUE((x.array() >= bounds.lo.array()).all() && (x.array() <= bounds.hi.array()).all());
   const Torus torus(Vec3(0, 0, 0), Vec3(0, 1, 1), 0.5, 0.15);
+  EXPECT_DOUBLE_EQ(torus.Volume(), 2.0 * pi * pi * 0.5 * 0.0225);
   EXPECT_NEAR(SampledVolume(Sample(torus, dx, ppc, 3), dx, ppc) / (2.0 * pi * pi * 0.5 * 0.0225), 1.0, 0.02);
 }
 
@@ -353,9 +357,13 @@ TEST(SurfaceMesh, MalformedFilesAreRefusedNamingFileAndLine) {
 TEST(Sampling, GridAlignedMeshCubesHoldExactlyCellsTimesPpc) {
   const double dx = 0.125;
   const std::string off = WriteTemp("cube_sampled.off", CubeOff(false));
-  EXPECT_EQ(Sample(ClosedSurface(ReadSurfaceMesh(off), off), dx, 4, 5).x.size(), 512u * 4u);
+  const ClosedSurface surface(ReadSurfaceMesh(off), off);
+  EXPECT_EQ(Sample(surface, dx, 4, 5).x.size(), 512u * 4u);
+  EXPECT_NEAR(surface.Volume(), 1.0, 1e-15);
   const std::string node = SourcePath("tests/data/unit_cube.node");
-  EXPECT_EQ(Sample(TetMeshShape(ReadTetMesh(node), node), dx, 3, 5).x.size(), 512u * 3u);
+  const TetMeshShape tets(ReadTetMesh(node), node);
+  EXPECT_EQ(Sample(tets, dx, 3, 5).x.size(), 512u * 3u);
+  EXPECT_NEAR(tets.Volume(), 1.0, 1e-15);
 }
 
 TEST(Sampling, ElephantSurfaceAndItsTetGenMeshGiveTheSameParticles) {
@@ -368,6 +376,8 @@ TEST(Sampling, ElephantSurfaceAndItsTetGenMeshGiveTheSameParticles) {
   double tet_volume = 0.0;
   for (int t = 0; t < static_cast<int>(mesh.tets.size()); ++t) tet_volume += SignedVolume(mesh, t);
   EXPECT_NEAR(EnclosedVolume(surface.Surface()) / tet_volume, 1.0, 1e-6);  // TetGen rounds the coordinates it writes
+  EXPECT_EQ(surface.Volume(), EnclosedVolume(surface.Surface()));
+  EXPECT_NEAR(TetMeshShape(mesh, node).Volume() / tet_volume, 1.0, 1e-12);
   // TetGen -p keeps the surface, so both shapes are one solid and, with the same
   // candidates, keep the same particles (up to candidates within rounding of the surface).
   const double dx = 0.02;

@@ -40,7 +40,7 @@ class FemSimulation : public Simulation {
   int64_t FramePoints() const override;
   int64_t FrameCells() const override;
   void SaveState(CheckpointWriter& out) override;
-  void LoadState(const CheckpointReader& in) override;
+  bool LoadState(const CheckpointReader& in) override;
   std::vector<double> Gather(Vec v);
 
   PartitionQuality quality_;

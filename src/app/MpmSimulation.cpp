@@ -45,34 +45,53 @@ std::unique_ptr<mpm::Shape> BodyShape(const BodyConfig& body) {
   throw InputError(where + ": no particle source");
 }
 
+/// The world box of a shape (its own frame) under a transform: the box of its box's
+/// transformed corners.
+mpm::Aabb WorldBounds(const mpm::Shape& shape, const TransformConfig& T) {
+  const mpm::Aabb local = shape.Bounds();
+  mpm::Aabb world{Vec3::Constant(INFINITY), Vec3::Constant(-INFINITY)};
+  for (int corner = 0; corner < 8; ++corner) {
+    Vec3 c;
+    for (int d = 0; d < 3; ++d) c[d] = (corner >> d) & 1 ? local.hi[d] : local.lo[d];
+    const Vec3 y = T.Apply(c);
+    world.lo = world.lo.cwiseMin(y);
+    world.hi = world.hi.cwiseMax(y);
+  }
+  return world;
+}
+
 /// Rank 0: samples every body in world space (the inverse transform maps a candidate to
-/// the body frame). Particle ids are 0..N-1 in body order, then sampling order.
-Particles SampleScene(const SceneConfig& scene) {
-  Particles all;
+/// the body frame). Particle ids are 0..N-1 in body order, then sampling order. First,
+/// before any particle is allocated, refuses (InputError) a scene whose estimated memory
+/// (mpm/MemoryEstimate.hpp, on `ranks` ranks, into *estimate) exceeds what is available.
+Particles SampleScene(const SceneConfig& scene, const AvailableMemory& available, int ranks,
+                      mpm::MemoryEstimate* estimate) {
+  std::vector<std::unique_ptr<mpm::Shape>> shapes;
+  std::vector<mpm::BodyExtent> extents;
+  for (const BodyConfig& body : scene.bodies) {
+    shapes.push_back(BodyShape(body));
+    extents.push_back({shapes.back()->Volume() * body.transform.scale.prod(),
+                       WorldBounds(*shapes.back(), body.transform)});
+  }
   const double dx = scene.mpm.dx;
+  *estimate = mpm::EstimateMemory(extents, dx, scene.mpm.ppc, scene.mpm.matrix_free, ranks);
+  mpm::CheckMemory(*estimate, available, scene.path, dx, scene.mpm.ppc);
+
+  Particles all;
   const double V0 = mpm::ParticleVolume(dx, scene.mpm.ppc);
   for (std::size_t b = 0; b < scene.bodies.size(); ++b) {
     const BodyConfig& body = scene.bodies[b];
-    const std::unique_ptr<mpm::Shape> shape = BodyShape(body);
+    const mpm::Shape& shape = *shapes[b];
     const TransformConfig& T = body.transform;
     const Eigen::AngleAxisd rotation(T.rotate_angle_deg * M_PI / 180.0, T.rotate_axis);
     const Mat3 R_inv = rotation.toRotationMatrix().transpose();
     auto inside = [&](const Vec3& y) {
       const Vec3 x = (R_inv * (y - T.translate)).cwiseQuotient(T.scale);
-      return shape->Inside(x);
+      return shape.Inside(x);
     };
-    const mpm::Aabb local = shape->Bounds();
-    mpm::Aabb world{Vec3::Constant(INFINITY), Vec3::Constant(-INFINITY)};
-    for (int corner = 0; corner < 8; ++corner) {
-      Vec3 c;
-      for (int d = 0; d < 3; ++d) c[d] = (corner >> d) & 1 ? local.hi[d] : local.lo[d];
-      const Vec3 y = T.Apply(c);
-      world.lo = world.lo.cwiseMin(y);
-      world.hi = world.hi.cwiseMax(y);
-    }
     const std::uint64_t seed = static_cast<std::uint64_t>(scene.mpm.seed) * 1000003u + b;
-    const mpm::SampledParticles sampled =
-        mpm::SampleInside(inside, world, dx, scene.mpm.ppc, seed, "bodies[" + std::to_string(b) + "]");
+    const mpm::SampledParticles sampled = mpm::SampleInside(
+        inside, extents[b].bounds, dx, scene.mpm.ppc, seed, "bodies[" + std::to_string(b) + "]");
     if (sampled.x.empty())
       throw InputError(scene.path + ": bodies[" + std::to_string(b) + "] ('" + body.name +
                        "'): holds no particle (smaller than a cell of dx = " + std::to_string(dx) +
@@ -96,8 +115,12 @@ Particles SampleScene(const SceneConfig& scene) {
 MpmSimulation::MpmSimulation(MPI_Comm comm, const SceneConfig& scene)
     : Simulation(comm, scene), model_(scene_) {
   ScopedPhase phase(kSetupPhase);
+  available_memory_ = QueryAvailableMemory(comm_);
+  int size = 1;
+  MPI_Comm_size(comm_, &size);
   Particles all;
-  ReadOnRankZero(comm_, [&] { all = SampleScene(scene_); });
+  ReadOnRankZero(comm_, [&] { all = SampleScene(scene_, available_memory_, size, &memory_estimate_); });
+  MPI_Bcast(&memory_estimate_, sizeof memory_estimate_, MPI_BYTE, 0, comm_);
   domain_ = std::make_unique<mpm::MpmDomain>(comm_, scene_.mpm.dx, scene_.mpm.repartition_threshold);
   domain_->Distribute(std::move(all));
   n_particles_ = domain_->GlobalParticleCount();
@@ -273,7 +296,7 @@ void MpmSimulation::SaveState(CheckpointWriter& out) {
                                                           block_rows.count, 1, block_owner.data()});
 }
 
-void MpmSimulation::LoadState(const CheckpointReader& in) {
+bool MpmSimulation::LoadState(const CheckpointReader& in) {
   const int64_t n = n_particles_;
   const std::pair<const char*, int> fields[] = {
       {"x", 3}, {"v", 3}, {"C", 9}, {"F", 9}, {"Jp", 1}, {"plastic_strain", 1}, {"mass", 1},
@@ -324,10 +347,13 @@ void MpmSimulation::LoadState(const CheckpointReader& in) {
     q.material = material[k];
     slice.Append(q);
   }
-  if (!ResumesBitwise(in.header())) {
-    domain_->Distribute(std::move(slice));  // METIS for this rank count (or grid)
+  bool partition_kept = false;
+  if (in.header().ranks != size) {
+    domain_->Distribute(std::move(slice));  // METIS for this rank count
   } else {
-    // The same rank count: every particle back to its rank, at its local index.
+    // The same rank count: every particle back to its rank, at its local index. The scene
+    // text may have changed (--allow-scene-change, e.g. more frames): the layout is kept
+    // whenever it fits the grid, so an extended run goes on bitwise.
     std::vector<double> records(kRecord * slice.size());
     std::vector<int> dest(slice.size());
     for (std::size_t k = 0; k < slice.size(); ++k) {
@@ -353,9 +379,11 @@ void MpmSimulation::LoadState(const CheckpointReader& in) {
     std::vector<Eigen::Vector3i> blocks(block_owner.size());
     for (std::size_t b = 0; b < blocks.size(); ++b)
       for (int d = 0; d < 3; ++d) blocks[b][d] = static_cast<int>(coordinates[3 * b + d]);
-    domain_->Restore(std::move(owned), blocks, std::vector<int>(block_owner.begin(), block_owner.end()));
+    partition_kept = domain_->Restore(std::move(owned), blocks,
+                                      std::vector<int>(block_owner.begin(), block_owner.end()));
   }
   integrator_->SetClock(in.header().time, static_cast<long>(in.header().step));
+  return partition_kept;
 }
 
 }  // namespace optistep

@@ -13,8 +13,10 @@
 #include <vector>
 
 #include "app/Simulation.hpp"
+#include "core/AvailableMemory.hpp"
 #include "io/SceneConfig.hpp"
 #include "io/XdmfWriter.hpp"
+#include "mpm/MemoryEstimate.hpp"
 #include "mpm/MpmDomain.hpp"
 #include "mpm/MpmModel.hpp"
 
@@ -23,7 +25,9 @@ namespace optistep {
 class MpmSimulation : public Simulation {
  public:
   /// Collective. Samples every body on rank 0 and distributes the particles; writes
-  /// nothing. Throws InputError (on every rank) for bad input.
+  /// nothing. Throws InputError (on every rank) for bad input, and before sampling for a
+  /// scene whose estimated memory exceeds what the run's nodes have available
+  /// (mpm/MemoryEstimate.hpp).
   MpmSimulation(MPI_Comm comm, const SceneConfig& scene);
   ~MpmSimulation() override;
 
@@ -34,17 +38,23 @@ class MpmSimulation : public Simulation {
 
   mpm::MpmDomain& domain() { return *domain_; }
   long long particle_count() const { return n_particles_; }
+  /// What the set-up estimated the run to need and found available (the same on every
+  /// rank); the constructor refuses a scene whose estimate does not fit.
+  const mpm::MemoryEstimate& memory_estimate() const { return memory_estimate_; }
+  const AvailableMemory& available_memory() const { return available_memory_; }
 
  private:
   void WriteFrame() override;
   int64_t FramePoints() const override { return n_particles_; }
   int64_t FrameCells() const override { return n_particles_; }
   void SaveState(CheckpointWriter& out) override;
-  void LoadState(const CheckpointReader& in) override;
+  bool LoadState(const CheckpointReader& in) override;
 
   mpm::MpmModel model_;
   std::unique_ptr<mpm::MpmDomain> domain_;
   long long n_particles_ = 0;
+  mpm::MemoryEstimate memory_estimate_;
+  AvailableMemory available_memory_;
 };
 
 }  // namespace optistep

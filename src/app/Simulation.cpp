@@ -139,15 +139,10 @@ std::string Simulation::WriteCheckpoint() {
   return newest_checkpoint_;
 }
 
-bool Simulation::ResumesBitwise(const CheckpointHeader& header) const {
-  int size = 1;
-  MPI_Comm_size(comm_, &size);
-  return header.ranks == size && SceneDifference(header.scene_text, scene_.text).empty();
-}
-
 CheckpointHeader Simulation::Restart(const std::string& spec, bool allow_scene_change) {
   ScopedPhase phase(kCheckpointPhase);
   std::string loaded, change;
+  bool partition_kept = false;
   const CheckpointHeader header = LoadCheckpoint(
       comm_, spec, CheckpointDirectory(scene_.output.directory), [&](const CheckpointReader& in) {
         const CheckpointHeader& h = in.header();
@@ -159,7 +154,7 @@ CheckpointHeader Simulation::Restart(const std::string& spec, bool allow_scene_c
           throw InputError(in.path() + ": written for another scene than " + scene_.path + " (" +
                            change + "; the checkpoint holds its scene as the attribute "
                            "scene_text); pass --allow-scene-change to continue with the new one");
-        LoadState(in);
+        partition_kept = LoadState(in);
         loaded = in.path();
       });
   newest_checkpoint_ = loaded;
@@ -170,6 +165,9 @@ CheckpointHeader Simulation::Restart(const std::string& spec, bool allow_scene_c
   if (header.ranks != size)
     how = "repartitioned for " + std::to_string(size) + " rank" + (size == 1 ? "" : "s") +
           ": results agree with an uninterrupted run to solver tolerance";
+  else if (!partition_kept)
+    how = "repartitioned for the new grid: results agree with an uninterrupted run to solver "
+          "tolerance";
   if (!change.empty())
     how += (how.empty() ? "" : "; ") + std::string("the scene changed at ") + change +
            ": the run goes on with the new scene";

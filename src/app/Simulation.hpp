@@ -66,10 +66,12 @@ class Simulation {
   /// Returns its path.
   std::string WriteCheckpoint();
   /// Collective: replaces the state by a checkpoint's: spec is "latest" (damaged ones are
-  /// reported and skipped) or a file. On the rank count that wrote it (and a scene that
-  /// differs at most in output keys, SceneDifference) the run continues bitwise as if
-  /// never interrupted; on another, to solver tolerance (MPM particles are distributed
-  /// afresh). InputError if no checkpoint loads, or it was written for another
+  /// reported and skipped) or a file. On the rank count that wrote it the partition is
+  /// restored and the run continues bitwise as if never interrupted (with a scene changed
+  /// in a key that can change the trajectory, as a run of the changed scene from that state
+  /// would; an MPM scene of another dx is repartitioned); on another rank count, to solver
+  /// tolerance (MPM particles are distributed afresh). Output keys (SceneDifference) are no
+  /// change. InputError if no checkpoint loads, or it was written for another
   /// discretization, or (unless allow_scene_change) for a scene that differs in a key that
   /// can change the trajectory.
   CheckpointHeader Restart(const std::string& spec, bool allow_scene_change);
@@ -85,9 +87,6 @@ class Simulation {
   /// Collective: installs the integrator (the discretization's, by the scene's
   /// integrator key) and its step controller. Called once by the constructor.
   void SetIntegrator(std::unique_ptr<Integrator> integrator);
-  /// Whether resuming from a checkpoint with this header continues the run that wrote it
-  /// bitwise: the same rank count and no scene difference that can change the trajectory.
-  bool ResumesBitwise(const CheckpointHeader& header) const;
   /// Called once frames_ exists, before any frame is written (a mesh's topology).
   virtual void StartFrames() {}
   /// Collective: writes frame frame_ to frames_.
@@ -98,8 +97,12 @@ class Simulation {
   /// Collective: the discretization's datasets and attributes.
   virtual void SaveState(CheckpointWriter& out) = 0;
   /// Collective: reads everything from in, then installs it (time, steps and all state but
-  /// frame_). InputError if the checkpoint does not fit the scene (sizes).
-  virtual void LoadState(const CheckpointReader& in) = 0;
+  /// frame_). Returns whether each rank got back the part of the state it held when the
+  /// checkpoint was written (the same rank count, and for MPM a block map that fits this
+  /// scene's grid), so that sums run in the same order and the steps continue bitwise;
+  /// false when the state was partitioned afresh. InputError if the checkpoint does not
+  /// fit the scene (sizes).
+  virtual bool LoadState(const CheckpointReader& in) = 0;
 
   MPI_Comm comm_;
   SceneConfig scene_;

@@ -56,12 +56,17 @@ void PrintSummary(MPI_Comm comm, const SceneConfig& scene, MpmSimulation& sim) {
   PetscPrintf(comm,
               "optistep %s: MPM scene '%s' (%s) on %d rank%s\n"
               "  %zu bod%s, %lld particles, dx %.6g m, %d particles per cell\n"
-              "  frame dt %.6g s, %d frames, CFL %.3g, integrator %s%s\n",
+              "  frame dt %.6g s, %d frames, CFL %.3g, integrator %s%s\n"
+              "  memory: %.3g to %.3g GB estimated, %.3g GB available on %d node%s (%s)\n",
               OPTISTEP_VERSION, scene.name.c_str(), scene.path.c_str(), size, size == 1 ? "" : "s",
               scene.bodies.size(), scene.bodies.size() == 1 ? "y" : "ies", sim.particle_count(),
               scene.mpm.dx, scene.mpm.ppc, scene.time.frame_dt, scene.time.frames, scene.mpm.cfl,
               sim.integrator().Describe().c_str(),
-              scene.mpm.matrix_free ? " (matrix-free Hessian)" : "");
+              scene.mpm.matrix_free ? " (matrix-free Hessian)" : "",
+              sim.memory_estimate().run_bytes_low / 1e9, sim.memory_estimate().run_bytes_high / 1e9,
+              sim.available_memory().total / 1e9,
+              sim.available_memory().nodes, sim.available_memory().nodes == 1 ? "" : "s",
+              sim.available_memory().source.c_str());
 }
 
 /// `check` stops after set-up (nothing written); `run` runs every frame.

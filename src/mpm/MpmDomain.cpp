@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <stdexcept>
-#include <string>
 
 #include "core/Error.hpp"
 #include "core/GhostedVector.hpp"
@@ -80,15 +78,15 @@ void MpmDomain::ExportBlockOwners(std::vector<Eigen::Vector3i>* blocks,
   blocks_.Export(blocks, owners);
 }
 
-void MpmDomain::Restore(Particles owned, const std::vector<Eigen::Vector3i>& blocks,
+bool MpmDomain::Restore(Particles owned, const std::vector<Eigen::Vector3i>& blocks,
                         const std::vector<int>& owners) {
-  blocks_.Assign(blocks, owners);
   particles_ = std::move(owned);
   n_owned_ = particles_.size();
-  for (std::size_t p = 0; p < n_owned_; ++p)
-    if (OwnerOfBlock(HomeBlock(particles_.x[p])) != rank_)
-      throw std::logic_error("MpmDomain::Restore: particle " + std::to_string(particles_.id[p]) +
-                             " lives in a block of another rank");
+  blocks_.Assign(blocks, owners);
+  if (blocks_.Fits(TouchedBlocks(), HomeBlocks())) return true;
+  blocks_.Clear();
+  Rebalance(true);
+  return false;
 }
 
 BalanceReport MpmDomain::Rebalance(bool force) {

@@ -69,11 +69,14 @@ class MpmDomain {
   /// The block -> owner map (the same on every rank), sorted by block: block coordinates
   /// (a block holds the nodes 4 b .. 4 b + 3 on each axis) and owning ranks. For checkpoints.
   void ExportBlockOwners(std::vector<Eigen::Vector3i>* blocks, std::vector<int>* owners) const;
-  /// Not collective. Installs a state exported on the same number of ranks: this rank's
+  /// Collective. Installs a state exported on the same number of ranks: this rank's
   /// owned particles in the order they had (the rank-local order fixes the summation order,
-  /// so the run continues bitwise) and the block map of ExportBlockOwners. std::logic_error
-  /// if a particle's home block is missing or owned by another rank.
-  void Restore(Particles owned, const std::vector<Eigen::Vector3i>& blocks,
+  /// so the run continues bitwise) and the block map of ExportBlockOwners, when that map
+  /// fits the particles on this grid (BlockPartition::Fits: its blocks are those the
+  /// stencils touch at this dx, and every particle's home block is this rank's). Otherwise
+  /// (a checkpoint of another dx) it distributes the particles afresh, as Distribute, and
+  /// returns false.
+  bool Restore(Particles owned, const std::vector<Eigen::Vector3i>& blocks,
                const std::vector<int>& owners);
 
   /// Collective, after advection: refreshes the block set from the owned particles'

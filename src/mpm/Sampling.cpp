@@ -131,6 +131,7 @@ TetMeshShape::TetMeshShape(const TetMeshData& mesh, std::string name)
     Mat3 edges;
     for (int c = 0; c < 3; ++c) edges.col(c) = mesh.nodes[tet[c + 1]] - x0;
     tets_.push_back({x0, edges.inverse()});
+    volume_ += std::abs(edges.determinant()) / 6.0;
   }
 }
 

@@ -76,6 +76,8 @@ class TetMeshShape : public Shape {
   bool Inside(const Vec3& x) const override;
   /// The nodes' bounding box, padded by 1e-9 of its largest extent.
   Aabb Bounds() const override { return grid_.Bounds(); }
+  /// The sum of the tets' volumes.
+  double Volume() const override { return volume_; }
   const std::string& Name() const override { return name_; }
 
  private:
@@ -87,6 +89,7 @@ class TetMeshShape : public Shape {
 
   std::string name_;
   std::vector<Tet> tets_;
+  double volume_ = 0.0;
   AabbGrid grid_;
 };
 

@@ -8,6 +8,7 @@
 // mesh-bounded shapes. All coordinates are world coordinates in m: a scene places a
 // shape by its parameters, not by a transform.
 #include <array>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,10 @@ class Shape {
   virtual bool Inside(const Vec3& x) const = 0;
   /// A box that holds every inside point (m); tight for the primitives.
   virtual Aabb Bounds() const = 0;
+  /// The volume of the inside (m^3): exact for the primitives, of the mesh for the
+  /// mesh-bounded shapes. What sampling at ppc particles per cell of dx^3 fills with about
+  /// ppc Volume() / dx^3 particles.
+  virtual double Volume() const = 0;
   /// What error messages call the shape, e.g. "sphere" or the caller's label.
   virtual const std::string& Name() const = 0;
 };
@@ -66,6 +71,7 @@ class Box : public Primitive {
   /// particle of every cell inside it counted exactly (no distance rounding).
   bool Inside(const Vec3& x) const override;
   Aabb Bounds() const override { return {min_, max_}; }
+  double Volume() const override { return (max_ - min_).prod(); }
   double SignedDistance(const Vec3& x) const override;
 
  private:
@@ -79,6 +85,7 @@ class Sphere : public Primitive {
   Sphere(const Vec3& center, double radius, std::string name = "sphere");
   bool Inside(const Vec3& x) const override;
   Aabb Bounds() const override;
+  double Volume() const override { return 4.0 / 3.0 * M_PI * radius_ * radius_ * radius_; }
   double SignedDistance(const Vec3& x) const override;
 
  private:
@@ -110,6 +117,7 @@ class Cylinder : public RevolvedPrimitive {
   Cylinder(const Vec3& center, const Vec3& axis, double radius, double half_length,
            std::string name = "cylinder");
   Aabb Bounds() const override;
+  double Volume() const override { return M_PI * radius_ * radius_ * 2.0 * half_length_; }
   double SignedDistance(const Vec3& x) const override;
 
  private:
@@ -126,6 +134,9 @@ class Torus : public RevolvedPrimitive {
   Torus(const Vec3& center, const Vec3& axis, double major_radius, double minor_radius,
         std::string name = "torus");
   Aabb Bounds() const override;
+  double Volume() const override {
+    return 2.0 * M_PI * M_PI * major_radius_ * minor_radius_ * minor_radius_;
+  }
   double SignedDistance(const Vec3& x) const override;
 
  private:

@@ -65,7 +65,8 @@ std::vector<Aabb> TriangleBoxes(const TriangleSurface& surface, const std::strin
 ClosedSurface::ClosedSurface(TriangleSurface surface, std::string name)
     : surface_(std::move(surface)),
       name_(std::move(name)),
-      grid_(TriangleBoxes(surface_, name_), /*items_per_bin=*/1.0) {
+      grid_(TriangleBoxes(surface_, name_), /*items_per_bin=*/1.0),
+      volume_(EnclosedVolume(surface_)) {
   triangles_.reserve(surface_.triangles.size());
   for (const auto& t : surface_.triangles) {
     const Vec3& a = surface_.vertices[t[0]];

@@ -47,6 +47,8 @@ class ClosedSurface : public Shape {
   bool Inside(const Vec3& x) const override;
   /// The vertices' bounding box, padded by 1e-9 of its largest extent.
   Aabb Bounds() const override { return grid_.Bounds(); }
+  /// EnclosedVolume of the surface.
+  double Volume() const override { return volume_; }
   const std::string& Name() const override { return name_; }
   const TriangleSurface& Surface() const { return surface_; }
 
@@ -63,6 +65,7 @@ class ClosedSurface : public Shape {
   TriangleSurface surface_;
   std::string name_;
   AabbGrid grid_;
+  double volume_;  // after grid_: the checks of its construction come first
   std::vector<Triangle> triangles_;
   /// Per grid bin: 1 inside, 0 outside (empty bins), -1 (bins with triangles).
   std::vector<signed char> bin_inside_;

@@ -1,0 +1,211 @@
+// Restart of every scene in configs/, on 1, 2 and 4 ranks. Each scene is shrunk by --set
+// overrides (kSmall below: 2 frames of 2 or more steps, coarser MPM grids) and run twice:
+//  - uninterrupted;
+//  - in three slices, as a walltime-limited job that was first asked for one frame and
+//    then extended: (1) the scene with time.frames = 1, checkpointing every step, run to
+//    its end; (2) the whole scene resumed from that checkpoint (--restart latest
+//    --allow-scene-change: the frame count changed) and stopped by SIGTERM at a step
+//    inside frame 1; (3) the whole scene resumed again, to its end.
+// The sliced run must end bitwise equal to the uninterrupted one: every dataset of a
+// checkpoint written at the end (the whole state: positions, velocities; MPM's C, F,
+// plastic state, particle layout and block map; t, step, frame) and of every frame file,
+// and every stats.csv value but the timings (wall_s, t_*).
+#include <gtest/gtest.h>
+#include <hdf5.h>
+
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <sstream>
+
+#include "TestScenes.hpp"
+#include "TestUtil.hpp"
+#include "app/FemSimulation.hpp"
+#include "app/MpmSimulation.hpp"
+#include "io/Checkpoint.hpp"
+
+namespace optistep {
+namespace {
+
+namespace fs = std::filesystem;
+using test::Rank;
+
+/// Overrides that make each scene of configs/ a few steps long: 2 frames of at least 2
+/// steps (time.dt below the frame dt, or, for the twisting bars, a CFL limit below it, so
+/// the controller's re-split of the frame after every step is exercised too).
+const std::map<std::string, std::vector<std::string>> kSmall = {
+    // Lowered to land on the slip ground within the run.
+    {"armadillo_drop_mpm",
+     {"time.frames=2", "time.dt=0.020833333333333332", "mpm.dx=0.08",
+      "bodies.0.transform.translate=[0, 0.205, 0]"}},
+    // Frames of 1/480 s: CG takes 40 iterations per step instead of 670 at 1/48 s.
+    {"elephant_drop", {"time.frames=2", "time.frame_rate=480", "time.dt=0.0010416666666666667"}},
+    // CFL: 0.1 * 0.06 m / 0.53 m/s (the turning clamp's rim) = 0.011 s, 2 steps per frame.
+    {"hot_twisting_bar", {"time.frames=2", "mpm.dx=0.06", "mpm.cfl=0.1"}},
+    {"hot_twisting_bar_coarse", {"time.frames=2", "mpm.dx=0.04", "mpm.cfl=0.15"}},
+    // Frames of 1/120 s, CFL 0.6 * 0.04 m / 4 m/s: 2 steps each; placed 2 cm from the wall.
+    {"snowball",
+     {"time.frames=2", "time.frame_rate=120", "mpm.dx=0.04", "bodies.0.shape.center=[0.38, 0.8, 0]"}},
+    {"stretched_cube", {"time.frames=2", "time.dt=0.020833333333333332"}},
+    {"twisted_bar", {"time.frames=2", "time.dt=0.0125"}},
+};
+
+/// The scene configs/<name>.yaml, shrunk, writing to <dir>/out.
+SceneConfig SmallScene(const std::string& name, const std::string& dir,
+                       const std::vector<std::string>& more = {}) {
+  std::vector<std::string> overrides = kSmall.at(name);
+  overrides.push_back("output.directory=" + dir + "/out");
+  overrides.insert(overrides.end(), more.begin(), more.end());
+  return ReadSceneConfig(test::SourcePath("configs/" + name + ".yaml"), overrides);
+}
+
+std::unique_ptr<Simulation> MakeSimulation(const SceneConfig& scene) {
+  if (scene.discretization == "mpm") return std::make_unique<MpmSimulation>(PETSC_COMM_WORLD, scene);
+  return std::make_unique<FemSimulation>(PETSC_COMM_WORLD, scene);
+}
+
+/// Runs scene with options; stops it by SIGTERM after step stop_after (0: never); returns
+/// the outcome and, in frame_after_step[k - 1], the frame count after step k.
+RunOutcome RunScene(const SceneConfig& scene, RunOptions options, long stop_after,
+                    std::vector<int>* frame_after_step = nullptr, bool final_checkpoint = false) {
+  std::unique_ptr<Simulation> sim = MakeSimulation(scene);
+  options.print = false;
+  options.after_step = [&](long steps) {
+    if (frame_after_step) frame_after_step->push_back(sim->frame());
+    // One rank only, as a stray signal would be; the schedule agrees on it.
+    if (steps == stop_after && Rank() == 0) std::raise(SIGTERM);
+  };
+  const RunOutcome outcome = sim->Run(options);
+  if (final_checkpoint) sim->WriteCheckpoint();
+  return outcome;
+}
+
+// --- comparing files bitwise (rank 0, serial HDF5) ------------------------------------------
+
+/// The raw bytes of every dataset in an HDF5 file, by path.
+std::map<std::string, std::vector<char>> Datasets(const std::string& path) {
+  std::map<std::string, std::vector<char>> out;
+  const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (file < 0) return out;
+  auto visit = [](hid_t object, const char* name, const H5O_info_t* info, void* data) -> herr_t {
+    if (info->type != H5O_TYPE_DATASET) return 0;
+    const hid_t dataset = H5Dopen2(object, name, H5P_DEFAULT);
+    const hid_t type = H5Dget_type(dataset);
+    const hid_t space = H5Dget_space(dataset);
+    std::vector<char> bytes(H5Tget_size(type) * static_cast<size_t>(H5Sget_simple_extent_npoints(space)));
+    H5Dread(dataset, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, bytes.data());
+    (*static_cast<std::map<std::string, std::vector<char>>*>(data))[name] = std::move(bytes);
+    H5Sclose(space);
+    H5Tclose(type);
+    H5Dclose(dataset);
+    return 0;
+  };
+  H5Ovisit2(file, H5_INDEX_NAME, H5_ITER_INC, visit, &out, H5O_INFO_BASIC);
+  H5Fclose(file);
+  return out;
+}
+
+/// Rank 0: every dataset of the two files is present in both and equal byte for byte.
+void ExpectSameDatasets(const std::string& a, const std::string& b) {
+  if (Rank() != 0) return;
+  const auto left = Datasets(a), right = Datasets(b);
+  ASSERT_FALSE(left.empty()) << a;
+  std::ostringstream differing;
+  for (const auto& [name, bytes] : left) {
+    const auto it = right.find(name);
+    if (it == right.end() || it->second != bytes) differing << " " << name;
+  }
+  EXPECT_EQ(left.size(), right.size()) << a << " vs " << b;
+  EXPECT_EQ(differing.str(), "") << "differ between " << a << " and " << b;
+}
+
+/// Rank 0: the checkpoints' root attributes that are state (not the scene text, which
+/// names the output folder) are equal.
+void ExpectSameClock(const std::string& a, const std::string& b) {
+  if (Rank() != 0) return;
+  const CheckpointReader left(PETSC_COMM_SELF, a), right(PETSC_COMM_SELF, b);
+  const double t_left = left.header().time, t_right = right.header().time;
+  EXPECT_EQ(std::memcmp(&t_left, &t_right, sizeof(double)), 0) << t_left << " s vs " << t_right << " s";
+  EXPECT_EQ(left.header().step, right.header().step);
+  EXPECT_EQ(left.header().frame, right.header().frame);
+}
+
+/// stats.csv without the timing columns (wall_s, t_*), one string per row.
+std::vector<std::string> StatsValues(const std::string& path) {
+  std::istringstream csv(test::ReadFile(path));
+  std::string line;
+  std::vector<bool> keep;
+  std::vector<std::string> rows;
+  while (std::getline(csv, line)) {
+    std::istringstream cells(line);
+    std::string cell, row;
+    for (size_t c = 0; std::getline(cells, cell, ','); ++c) {
+      if (rows.empty()) keep.push_back(cell != "wall_s" && cell.rfind("t_", 0) != 0);
+      if (c < keep.size() && keep[c]) row += cell + ",";
+    }
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+class RestartScene : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(RestartScene, SlicedRunIsBitwiseTheUninterruptedOne) {
+  const std::string name = GetParam();
+  const std::string dir = test::SharedTempDir("restart_" + name);
+  const std::string whole_dir = dir + "/whole", sliced_dir = dir + "/sliced";
+
+  const SceneConfig whole = SmallScene(name, whole_dir);
+  RunOptions options;
+  std::vector<int> frame_after_step;
+  ASSERT_EQ(RunScene(whole, options, 0, &frame_after_step, true), RunOutcome::kFinished);
+  // Slice 2 stops at the first step of frame 1 that does not end it.
+  long stop = 0;
+  for (size_t k = 1; k + 1 < frame_after_step.size() && stop == 0; ++k)
+    if (frame_after_step[k - 1] == 1 && frame_after_step[k] == 1) stop = static_cast<long>(k + 1);
+  ASSERT_GT(stop, 0) << name << ": frame 1 has a single step; shrink time.dt in kSmall";
+
+  const SceneConfig first = SmallScene(name, sliced_dir, {"time.frames=1", "output.checkpoint_every_steps=1"});
+  EXPECT_EQ(RunScene(first, options, 0), RunOutcome::kFinished);
+  const SceneConfig sliced = SmallScene(name, sliced_dir);
+  options.restart = "latest";
+  options.allow_scene_change = true;
+  EXPECT_EQ(RunScene(sliced, options, stop), RunOutcome::kStopped);
+  options.allow_scene_change = false;
+  EXPECT_EQ(RunScene(sliced, options, 0, nullptr, true), RunOutcome::kFinished);
+
+  const auto last_checkpoint = [](const SceneConfig& s) {
+    return ListCheckpoints(CheckpointDirectory(s.output.directory)).at(0);
+  };
+  ExpectSameClock(last_checkpoint(whole), last_checkpoint(sliced));
+  ExpectSameDatasets(last_checkpoint(whole), last_checkpoint(sliced));
+  for (int f = 0; f <= whole.time.frames; ++f) {
+    char frame[256];
+    std::snprintf(frame, sizeof frame, "/out/frames/%s_%06d.h5", whole.name.c_str(), f);
+    ExpectSameDatasets(whole_dir + frame, sliced_dir + frame);
+  }
+  EXPECT_EQ(StatsValues(sliced_dir + "/out/stats.csv"), StatsValues(whole_dir + "/out/stats.csv"));
+  EXPECT_EQ(StatsValues(whole_dir + "/out/stats.csv").size(), frame_after_step.size() + 1);
+}
+
+std::vector<std::string> SceneNames() {
+  std::vector<std::string> names;
+  for (const auto& [name, overrides] : kSmall) names.push_back(name);
+  return names;
+}
+
+INSTANTIATE_TEST_SUITE_P(Configs, RestartScene, ::testing::ValuesIn(SceneNames()),
+                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
+
+TEST(RestartScenes, EveryConfigIsCovered) {
+  for (const auto& entry : fs::directory_iterator(test::SourcePath("configs")))
+    if (entry.path().extension() == ".yaml")
+      EXPECT_EQ(kSmall.count(entry.path().stem().string()), 1u)
+          << entry.path() << " has no entry in kSmall of " << __FILE__;
+}
+
+}  // namespace
+}  // namespace optistep
