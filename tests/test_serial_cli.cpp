@@ -205,7 +205,7 @@ TEST_F(Cli, UsageErrorsArePrintedOnceOnManyRanks) {
   EXPECT_NE(test::Shell(dir_, mpiexec + " frobnicate x.yaml > o.txt 2> e.txt"), 0);
   const std::string err = ReadFile(dir_ / "e.txt");
   EXPECT_EQ(LinesStartingWith(err, "optistep: error: unknown command 'frobnicate'"), 1) << err;
-  EXPECT_EQ(LinesStartingWith(err, "(see optistep --help)"), 1) << err;
+  EXPECT_NE(err.find("; see optistep --help\n"), std::string::npos) << err;
   EXPECT_EQ(test::Shell(dir_, mpiexec + " --help > o.txt 2> e.txt"), 0);
   const std::string out = ReadFile(dir_ / "o.txt");
   EXPECT_EQ(LinesStartingWith(out, "usage:"), 1) << out;

@@ -153,7 +153,7 @@ int main(int argc, char** argv) {
       if (cl.version) std::printf("optistep %s\n", OPTISTEP_VERSION);
       if (cl.help) std::fputs(UsageText(), stdout);
       if (!usage_error.empty())
-        std::fprintf(stderr, "optistep: error: %s\n(see optistep --help)\n", usage_error.c_str());
+        std::fprintf(stderr, "optistep: error: %s; see optistep --help\n", usage_error.c_str());
     }
     return usage_error.empty() ? 0 : 1;
   }
