@@ -70,10 +70,10 @@ TEST_F(CheckpointCli, RestartWithNothingToRestartFromExitsOne) {
 TEST_F(CheckpointCli, SigusrStopsTheRunAndRestartFinishesItBitwise) {
   const std::string optistep = std::string(OPTISTEP_EXECUTABLE) + " run drop.yaml --quiet";
   // The interrupted run: SIGUSR1 once stats.csv has 3 steps.
-  ASSERT_EQ(Shell(dir_, optistep + " > first.txt 2>&1 & pid=$!; "
-                  "while kill -0 $pid 2>/dev/null && "
-                  "[ \"$(cat out/stats.csv 2>/dev/null | wc -l)\" -lt 4 ]; do sleep 0.01; done; "
-                  "kill -USR1 $pid; wait $pid"), 0)
+  ASSERT_EQ(Shell(dir_, test::InBackgroundUntil(optistep + " > first.txt 2>&1",
+                                                test::StatsHasLines("out/stats.csv", "4"),
+                                                "kill -USR1 $pid")),
+            0)
       << ReadFile(dir_ / "first.txt");
   const std::string first = ReadFile(dir_ / "first.txt");
   ASSERT_NE(first.find("stopped by SIGUSR1"), std::string::npos) << first;
@@ -118,9 +118,8 @@ TEST_F(CheckpointCli, SigtermToMpiexecCheckpointsWithinTheGracePeriod) {
   const auto stop_after = [&](const std::string& args, const std::string& log,
                               const std::string& ready) {
     for (const char* rank : {"exit.0", "exit.1"}) fs::remove(dir_ / rank);
-    Shell(dir_, TwoRanksReportingExit(args) + " > " + log + " 2>&1 & m=$!; "
-                "while kill -0 $m 2>/dev/null && ! { " + ready + "; }; do sleep 0.01; done; "
-                "kill -TERM $m; wait $m");
+    Shell(dir_, test::InBackgroundUntil(TwoRanksReportingExit(args) + " > " + log + " 2>&1",
+                                        ready, "kill -TERM $pid"));
     const std::string out = ReadFile(dir_ / log);
     for (const char* rank : {"exit.0", "exit.1"})
       EXPECT_EQ(ReadFile(dir_ / rank), "0\n") << rank << "\n" << out;
@@ -130,7 +129,7 @@ TEST_F(CheckpointCli, SigtermToMpiexecCheckpointsWithinTheGracePeriod) {
   };
   // While the run steps (once stats.csv has its first row): the step under way is finished
   // if it can be, or abandoned.
-  stop_after(run, "first.txt", "[ \"$(cat out/stats.csv 2>/dev/null | wc -l)\" -ge 2 ]");
+  stop_after(run, "first.txt", test::StatsHasLines("out/stats.csv", "2"));
   std::vector<std::string> files = ListCheckpoints((dir_ / "out" / "checkpoints").string());
   ASSERT_FALSE(files.empty());
   const std::string first = files.front();
@@ -152,12 +151,11 @@ TEST_F(CheckpointCli, SigtermToMpiexecCheckpointsWithinTheGracePeriod) {
 
   // The run goes on from there: SIGUSR1 once it has taken 2 more steps.
   const long steps = std::stol(first.substr(first.rfind("ckpt_") + 5));
-  ASSERT_EQ(Shell(dir_, std::string(OPTISTEP_EXECUTABLE) + " " + run +
-                            " --restart latest > third.txt 2>&1 & pid=$!; "
-                            "while kill -0 $pid 2>/dev/null && "
-                            "[ \"$(cat out/stats.csv 2>/dev/null | wc -l)\" -lt " +
-                            std::to_string(steps + 3) + " ]; do sleep 0.01; done; "
-                            "kill -USR1 $pid; wait $pid"),
+  ASSERT_EQ(Shell(dir_, test::InBackgroundUntil(
+                            std::string(OPTISTEP_EXECUTABLE) + " " + run +
+                                " --restart latest > third.txt 2>&1",
+                            test::StatsHasLines("out/stats.csv", std::to_string(steps + 3)),
+                            "kill -USR1 $pid")),
             0)
       << ReadFile(dir_ / "third.txt");
   const std::string third = ReadFile(dir_ / "third.txt");
@@ -209,12 +207,10 @@ TEST_F(CheckpointCli, KillNineAtAnyMomentThenRestartFinishesBitwise) {
   int left_tmp = 0;
   for (int kill = 0; kill < 3; ++kill) {
     // kill -9 once 4 more steps than at the start are in stats.csv.
-    Shell(dir_, optistep + std::string(kill ? " --restart latest" : "") +
-                    " > run.txt 2>&1 & pid=$!; "
-                    "start=$(cat out/stats.csv 2>/dev/null | wc -l); "
-                    "while kill -0 $pid 2>/dev/null && "
-                    "[ \"$(cat out/stats.csv 2>/dev/null | wc -l)\" -lt $((start + 4)) ]; do "
-                    "sleep 0.005; done; kill -9 $pid; wait $pid");
+    Shell(dir_, "start=$(cat out/stats.csv 2>/dev/null | wc -l); " +
+                    test::InBackgroundUntil(
+                        optistep + std::string(kill ? " --restart latest" : "") + " > run.txt 2>&1",
+                        test::StatsHasLines("out/stats.csv", "$((start + 4))"), "kill -9 $pid"));
     for (const auto& entry : fs::directory_iterator(dir_ / "out" / "checkpoints"))
       left_tmp += entry.path().extension() == ".tmp";
   }

@@ -22,29 +22,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Outcome {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
 using test::LinesStartingWith;
+using test::Optistep;
+using test::Outcome;
 using test::ReadFile;
-
-/// Runs `optistep <args>` in a shell (as an MPI singleton; the multi-rank run of the
-/// executable is the ctest entry optistep_run.np2).
-Outcome Optistep(const std::string& args, const fs::path& dir) {
-  const fs::path out = dir / "stdout.txt", err = dir / "stderr.txt";
-  std::string command = std::string("cd '") + dir.string() + "' && ";
-  command += std::string(OPTISTEP_EXECUTABLE) + " " + args + " > '" + out.string() + "' 2> '" +
-             err.string() + "'";
-  const int status = std::system(command.c_str());
-  Outcome o;
-  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  o.out = ReadFile(out);
-  o.err = ReadFile(err);
-  return o;
-}
 
 class Cli : public ::testing::Test {
  protected:
@@ -62,29 +43,16 @@ class Cli : public ::testing::Test {
     return name;
   }
 
-  /// A valid scene with `replace` substituted for `find` (when given).
+  /// test::BoxScene with `replace` for `find` (when given), written to dir_/name.
   std::string Variant(const std::string& name, const std::string& find = "",
                       const std::string& replace = "") const {
-    std::string text = R"(time: {dt: 0.05, frame_rate: 20, frames: 2}
-bodies:
-  - name: box
-    mesh: box.node
-    material: {model: fixed_corotated, E: 1.0e5, nu: 0.3, density: 1000}
-collision_objects:
-  - {type: half_space, point: [0, -0.5, 0], normal: [0, 1, 0]}
-output: {directory: out}
-)";
-    if (!find.empty()) text.replace(text.find(find), find.size(), replace);
-    return Scene(name, text);
+    return Scene(name, test::BoxScene(find, replace));
   }
 
   /// Expects exit code 1, one stderr line containing every piece, and untouched output.
   void ExpectInputError(const std::string& args, const std::vector<std::string>& pieces) {
-    const Outcome o = Optistep(args, dir_);
-    EXPECT_EQ(o.exit_code, 1) << args << "\n" << o.err;
-    EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
-    EXPECT_EQ(o.err.rfind("optistep: error: ", 0), 0u) << o.err;
-    for (const auto& p : pieces) EXPECT_NE(o.err.find(p), std::string::npos) << o.err << " lacks " << p;
+    SCOPED_TRACE(args);
+    test::ExpectOneLine(Optistep(args, dir_), 1, "optistep: error: ", pieces);
     EXPECT_EQ(ReadFile(dir_ / "out" / "stats.csv"), "earlier run\n");
     EXPECT_FALSE(AnyXdmf());
   }

@@ -41,13 +41,12 @@ TEST_F(OutputCli, ASecondRunInAFolderInUseIsRefused) {
   // The first run, in the background until SIGTERM (it could not end on its own in the
   // time this takes); the others start once it has stepped.
   const int status = Shell(
-      dir_, optistep + " --set time.frames=1000000 > first.txt 2>&1 & pid=$!; "
-            "echo $pid > first.pid; "
-            "while kill -0 $pid 2>/dev/null && "
-            "[ \"$(cat out/stats.csv 2>/dev/null | wc -l)\" -lt 3 ]; do sleep 0.01; done; " +
-            optistep + " > second.txt 2> second.err; echo $? > second.status; " +
-            optistep + " --restart latest > third.txt 2> third.err; echo $? > third.status; "
-            "kill -TERM $pid; wait $pid");
+      dir_, test::InBackgroundUntil(
+                optistep + " --set time.frames=1000000 > first.txt 2>&1",
+                "echo $pid > first.pid; " + test::StatsHasLines("out/stats.csv", "3"),
+                optistep + " > second.txt 2> second.err; echo $? > second.status; " + optistep +
+                    " --restart latest > third.txt 2> third.err; echo $? > third.status; "
+                    "kill -TERM $pid"));
   EXPECT_EQ(status, 0) << ReadFile(dir_ / "first.txt");
   const std::string pid = ReadFile(dir_ / "first.pid");
   for (const char* run : {"second", "third"}) {
@@ -68,11 +67,10 @@ TEST_F(OutputCli, ASecondRunInAFolderInUseIsRefused) {
 TEST_F(OutputCli, TheLockOfADeadProcessIsTakenOverWithAWarning) {
   // A run killed with kill -9 leaves its lock file behind.
   const std::string optistep = std::string(OPTISTEP_EXECUTABLE) + " run drop.yaml --quiet";
-  Shell(dir_, optistep + " --set time.frames=1000000 > first.txt 2>&1 & pid=$!; "
-              "echo $pid > first.pid; "
-              "while kill -0 $pid 2>/dev/null && "
-              "[ \"$(cat out/stats.csv 2>/dev/null | wc -l)\" -lt 2 ]; do sleep 0.01; done; "
-              "kill -9 $pid; wait $pid");
+  Shell(dir_, test::InBackgroundUntil(optistep + " --set time.frames=1000000 > first.txt 2>&1",
+                                      "echo $pid > first.pid; " +
+                                          test::StatsHasLines("out/stats.csv", "2"),
+                                      "kill -9 $pid"));
   ASSERT_TRUE(fs::exists(dir_ / "out" / "optistep.lock"));
   const std::string pid = ReadFile(dir_ / "first.pid");
   EXPECT_EQ(Shell(dir_, optistep + " --set time.frames=5 > second.txt 2> second.err"), 0)
@@ -90,11 +88,10 @@ TEST_F(OutputCli, AFolderThatBecomesUnwritableEndsEveryRankWithExitCodeFour) {
                           " run drop.yaml --quiet --set time.frames=30 --set output.every=1 "
                           "--set output.checkpoint_every_steps=1";
   // Once 4 steps are done, a file takes the place of out/frames (root ignores permissions).
-  const int status = Shell(dir_, run + " > first.txt 2> first.err & m=$!; "
-                                 "while kill -0 $m 2>/dev/null && "
-                                 "[ \"$(cat out/stats.csv 2>/dev/null | wc -l)\" -lt 5 ]; do "
-                                 "sleep 0.005; done; mv out/frames out/frames.away; "
-                                 "touch out/frames; wait $m");
+  const int status = Shell(dir_, test::InBackgroundUntil(
+                                     run + " > first.txt 2> first.err",
+                                     test::StatsHasLines("out/stats.csv", "5"),
+                                     "mv out/frames out/frames.away; touch out/frames"));
   const std::string err = ReadFile(dir_ / "first.err");
   EXPECT_EQ(status, 4) << err;
   EXPECT_EQ(LinesStartingWith(err, "optistep:"), 1) << err;
