@@ -125,7 +125,8 @@ options:
   --allow-scene-change   resume although the scene differs from the checkpoint's in a
                          key that can change the trajectory (output keys never count)
   --strict-options       a PETSc option that was set but never used (misspelled?) is an
-                         error, found after the first step (exit 1), not a warning
+                         error (exit 1), not a warning, found before anything is
+                         written (by a first step taken once on a discarded copy)
   --sigterm-grace S      the seconds the launcher allows between SIGTERM and SIGKILL
                          (Open MPI mpirun: odls_base_sigkill_timeout; SLURM: KillWait):
                          after SIGTERM the step under way is finished if it ends within

@@ -93,6 +93,19 @@ int CheckOrRun(MPI_Comm comm, const SceneConfig& scene, const CommandLine& cl, S
   return 0;
 }
 
+/// With --strict-options, a run from t = 0 first takes one step on a copy of the simulation
+/// that is then discarded, and stops if an option was set but never used: some PETSc
+/// options are read, and some values judged, only when the first step sets up its solver,
+/// and the error must come before the run writes anything into a folder that may hold an
+/// earlier run. (A restart continues its own folder: it is checked after its first step.)
+template <class Simulation>
+void ProbeOptions(MPI_Comm comm, const SceneConfig& scene, const CommandLine& cl) {
+  if (!cl.strict_options || cl.command != "run" || !cl.restart.empty()) return;
+  Simulation probe(comm, scene);
+  probe.AdvanceStep(nullptr);
+  ReportUnusedOptions(comm, true);
+}
+
 int RunCommand(const CommandLine& cl) {
   MPI_Comm comm = PETSC_COMM_WORLD;
   const SceneConfig scene = ReadSceneConfig(cl.scene, cl.overrides);
@@ -120,10 +133,12 @@ int RunCommand(const CommandLine& cl) {
     return 0;
   }
   if (scene.discretization == "mpm") {
+    ProbeOptions<MpmSimulation>(comm, scene, cl);
     MpmSimulation sim(comm, scene);
     PrintSummary(comm, scene, sim);
     return CheckOrRun(comm, scene, cl, sim);
   }
+  ProbeOptions<FemSimulation>(comm, scene, cl);
   FemSimulation sim(comm, scene);
   PrintSummary(comm, scene, sim);
   return CheckOrRun(comm, scene, cl, sim);
