@@ -1,8 +1,9 @@
 // The output folder of a run, end to end: one run at a time (a second one in the same
-// folder is refused with exit code 5 and one line naming the holder, while the first goes
-// on untouched; the lock of a process that died is taken over with a warning), and a
-// folder that becomes unwritable mid-run ends the run on every rank with exit code 4 and
-// one line naming the path and the system's reason, keeping the last checkpoint.
+// folder, --restart included, is refused with exit code 5 naming the holder, while the
+// first goes on untouched; the lock of a process that died is taken over with a warning),
+// and a folder that becomes unwritable mid-run ends the run on every rank with exit code 4
+// and one line, keeping the last checkpoint to resume from. (What the lines say, and that
+// they leave the folder alone: the table of test_serial_bad_input.)
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -53,10 +54,7 @@ TEST_F(OutputCli, ASecondRunInAFolderInUseIsRefused) {
     SCOPED_TRACE(run);
     const std::string err = ReadFile(dir_ / (std::string(run) + ".err"));
     EXPECT_EQ(ReadFile(dir_ / (std::string(run) + ".status")), "5\n") << err;
-    EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
-    EXPECT_EQ(err.rfind("optistep: error: ", 0), 0u) << err;
     EXPECT_NE(err.find("pid " + pid.substr(0, pid.size() - 1)), std::string::npos) << err;
-    EXPECT_NE(err.find("out/optistep.lock"), std::string::npos) << err;
   }
   // The first run's output is its own: its rows, once each, and the lock is gone.
   EXPECT_NE(ReadFile(dir_ / "first.txt").find("stopped by SIGTERM"), std::string::npos);
@@ -95,8 +93,6 @@ TEST_F(OutputCli, AFolderThatBecomesUnwritableEndsEveryRankWithExitCodeFour) {
   const std::string err = ReadFile(dir_ / "first.err");
   EXPECT_EQ(status, 4) << err;
   EXPECT_EQ(LinesStartingWith(err, "optistep:"), 1) << err;
-  EXPECT_NE(err.find("out/frames/drop_"), std::string::npos) << err;
-  EXPECT_NE(err.find("Not a directory"), std::string::npos) << err;
   EXPECT_EQ(err.find("MPI_ABORT"), std::string::npos) << err;
   EXPECT_EQ(err.find("internal error"), std::string::npos) << err;
   // The last checkpoint is kept: with the folder back, the run resumes and ends.
