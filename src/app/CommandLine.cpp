@@ -153,7 +153,8 @@ output (in output.directory, default out/<scene name>):
 
 exit codes: 0 done (or stopped by a signal after a checkpoint), 1 bad input, 2 a step
 failed after all dt halvings, 3 internal error, 4 the output folder cannot be written,
-5 the output folder is in use by another run (output.directory/optistep.lock)
+5 the output folder is in use by another run (output.directory/optistep.lock), 59 a crash
+(PETSc's signal handler)
 )";
 }
 

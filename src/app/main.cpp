@@ -9,7 +9,8 @@
 // its checkpoint), 1 bad input (one line on stderr naming the file and key or element, or
 // the option; also --restart with no loadable checkpoint), 2 a time step that failed after
 // every allowed dt halving, 3 internal error, 4 the output folder cannot be written, 5 the
-// output folder is in use by another run.
+// output folder is in use by another run; 59 is PETSc's signal handler aborting (a crash,
+// SIGHUP, SIGQUIT).
 #include <petscsys.h>
 
 #include <cstdio>
