@@ -363,20 +363,28 @@ CheckpointHeader LoadCheckpoint(MPI_Comm comm, const std::string& spec,
   if (candidates.empty())
     throw InputError("--restart latest: no checkpoint in " + directory +
                      " (nothing to restart from; run without --restart to start at t = 0)");
-  std::string all_damage;
+  // The damage of each newer checkpoint tried: reported, and the files kept aside, only once
+  // an older one loads. If none loads, the run stops with one line and the folder stays as it
+  // was (a rerun meets the same files and says the same).
+  std::vector<std::pair<std::string, std::string>> damaged;
   for (const std::string& path : candidates) {
-    if (const auto header = TryLoad(comm, path, load, &damage)) return *header;
-    all_damage += "\n  " + damage;
-    if (rank == 0) {
-      std::fprintf(stderr, "optistep: warning: damaged checkpoint skipped (kept as %s.damaged): %s\n",
-                   path.c_str(), damage.c_str());
-      std::error_code ignored;
-      fs::rename(path, path + ".damaged", ignored);
+    if (const auto header = TryLoad(comm, path, load, &damage)) {
+      if (rank == 0)
+        for (const auto& [skipped, what] : damaged) {
+          std::fprintf(stderr, "optistep: warning: damaged checkpoint skipped (kept as %s.damaged): %s\n",
+                       skipped.c_str(), what.c_str());
+          std::error_code ignored;
+          fs::rename(skipped, skipped + ".damaged", ignored);
+        }
+      MPI_Barrier(comm);
+      return *header;
     }
-    MPI_Barrier(comm);
+    damaged.emplace_back(path, damage);
   }
-  throw InputError("--restart latest: every checkpoint in " + directory + " is damaged:" +
-                   all_damage);
+  std::string all_damage;
+  for (const auto& [skipped, what] : damaged) all_damage += (all_damage.empty() ? "" : "; ") + what;
+  throw InputError("--restart latest: every checkpoint in " + directory +
+                   " is damaged (the files are left as they are): " + all_damage);
 }
 
 }  // namespace optistep

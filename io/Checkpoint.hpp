@@ -139,11 +139,12 @@ class CheckpointReader {
 /// Collective: loads a checkpoint with load(reader), which must read everything it needs
 /// before it changes any state (so that a failure half-way leaves the state as it was).
 ///  - spec "latest": the newest checkpoint in directory; one that fails with
-///    CheckpointDamaged is reported on rank 0, renamed to <name>.damaged, and the next
-///    older one is tried;
+///    CheckpointDamaged is skipped and the next older one tried; once one loads, each one
+///    skipped is reported on rank 0 (a warning line) and renamed to <name>.damaged;
 ///  - any other spec is a checkpoint file, loaded without fallback.
-/// Returns the header of the checkpoint loaded. InputError (naming the folder or file and
-/// the damage) if none loads: a run never restarts from step 0 silently. An InputError
+/// Returns the header of the checkpoint loaded. InputError (one line naming the folder or
+/// file and the damage of each) if none loads, with every file left as it was: a run never
+/// restarts from step 0 silently. An InputError
 /// thrown by load (the checkpoint does not fit the scene) passes through unchanged.
 CheckpointHeader LoadCheckpoint(MPI_Comm comm, const std::string& spec,
                                 const std::string& directory,

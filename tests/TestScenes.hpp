@@ -6,6 +6,7 @@
 #include <array>
 #include <filesystem>
 #include <fstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -84,6 +85,25 @@ inline SceneConfig MakeScene(const std::string& path, const std::string& yaml,
   if (rank == 0) std::ofstream(path) << yaml;
   MPI_Barrier(MPI_COMM_WORLD);
   return ReadSceneConfig(path, overrides);
+}
+
+/// The text of a valid FEM scene for the suites that run the executable: the mesh box.node
+/// beside the scene file (WriteBoxMesh), 2 frames of one 0.05 s step over a floor, output in
+/// out/ (relative to where the run starts); with `replace` for the first `find` if given.
+inline std::string BoxScene(const std::string& find = "", const std::string& replace = "") {
+  std::string text = R"(time: {dt: 0.05, frame_rate: 20, frames: 2}
+bodies:
+  - name: box
+    mesh: box.node
+    material: {model: fixed_corotated, E: 1.0e5, nu: 0.3, density: 1000}
+collision_objects:
+  - {type: half_space, point: [0, -0.5, 0], normal: [0, 1, 0]}
+output: {directory: out}
+)";
+  if (find.empty()) return text;
+  const std::size_t at = text.find(find);
+  if (at == std::string::npos) throw std::invalid_argument("BoxScene: no '" + find + "'");
+  return text.replace(at, find.size(), replace);
 }
 
 /// Writes dir/box.node|ele (a 1 x 0.5 x 0.5 m box of 12 tets) and dir/drop.yaml: the box

@@ -1,15 +1,22 @@
 #pragma once
 // Small helpers shared by the test suites.
 #include <gtest/gtest.h>
+#include <hdf5.h>
 #include <mpi.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <map>
+#include <set>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace optistep::test {
 
@@ -84,6 +91,134 @@ inline std::string Mpiexec(int ranks, const std::string& environment = "") {
   }
   return command + " " + environment + " " + OPTISTEP_MPIEXEC +
          " --oversubscribe --bind-to none -n " + std::to_string(ranks);
+}
+
+/// A shell condition: the stats.csv at path has at least `lines` lines (its header and
+/// lines - 1 steps); `lines` may be shell arithmetic, "$((start + 4))".
+inline std::string StatsHasLines(const std::string& path, const std::string& lines) {
+  return "[ \"$(cat " + path + " 2>/dev/null | wc -l)\" -ge " + lines + " ]";
+}
+
+/// A shell command: starts `command` in the background (its pid in $pid), polls until it
+/// has ended or the shell condition `ready` holds, runs `then` (which may signal $pid) and
+/// waits for the command, whose exit code is the shell's.
+inline std::string InBackgroundUntil(const std::string& command, const std::string& ready,
+                                     const std::string& then) {
+  return command + " & pid=$!; while kill -0 $pid 2>/dev/null && ! { " + ready +
+         "; }; do sleep 0.005; done; " + then + "; wait $pid";
+}
+
+/// What a run of the executable printed and returned.
+struct Outcome {
+  int exit_code = -1;  ///< -1 if it did not exit normally
+  std::string out;
+  std::string err;
+};
+
+/// Runs `optistep <args>` in folder dir, in a shell, as an MPI singleton (OptistepOnRanks
+/// runs it under mpiexec), with its output in dir/stdout.txt and dir/stderr.txt. `around`,
+/// if given, turns that shell command into the one run: under a ulimit, or as the `then`
+/// of InBackgroundUntil while another run holds the folder.
+inline Outcome Optistep(const std::string& args, const std::filesystem::path& dir,
+                        const std::function<std::string(const std::string&)>& around = {}) {
+  const std::string command = std::string(OPTISTEP_EXECUTABLE) + " " + args +
+                              " > stdout.txt 2> stderr.txt";
+  Outcome o;
+  o.exit_code = Shell(dir.string(), around ? around(command) : command);
+  o.out = ReadFile((dir / "stdout.txt").string());
+  o.err = ReadFile((dir / "stderr.txt").string());
+  return o;
+}
+
+/// Runs `optistep <args>` on `ranks` ranks under mpiexec in folder dir. Per rank, its exit
+/// code and its own output (each rank writes dir/stdout.<rank>, stderr.<rank> and
+/// exit.<rank> through a shell, so that "printed once" can be told from "printed by every
+/// rank" and mpiexec's own report of a failed job stays out of it).
+inline std::vector<Outcome> OptistepOnRanks(int ranks, const std::string& args,
+                                            const std::filesystem::path& dir) {
+  Shell(dir.string(), Mpiexec(ranks) + " bash -c '" + OPTISTEP_EXECUTABLE + " " + args +
+                          " > stdout.$OMPI_COMM_WORLD_RANK 2> stderr.$OMPI_COMM_WORLD_RANK; "
+                          "echo $? > exit.$OMPI_COMM_WORLD_RANK'");
+  std::vector<Outcome> outcomes(ranks);
+  for (int r = 0; r < ranks; ++r) {
+    const std::string rank = std::to_string(r);
+    const std::string code = ReadFile((dir / ("exit." + rank)).string());
+    outcomes[r].exit_code = code.empty() ? -1 : std::atoi(code.c_str());
+    outcomes[r].out = ReadFile((dir / ("stdout." + rank)).string());
+    outcomes[r].err = ReadFile((dir / ("stderr." + rank)).string());
+    for (const char* file : {"exit.", "stdout.", "stderr."}) std::filesystem::remove(dir / (file + rank));
+  }
+  return outcomes;
+}
+
+/// Expects exit code `code` and exactly one line on stderr, starting with `prefix`
+/// ("optistep: error: ") and containing every piece (the file, key, element or option).
+inline void ExpectOneLine(const Outcome& o, int code, const std::string& prefix,
+                          const std::vector<std::string>& pieces) {
+  EXPECT_EQ(o.exit_code, code) << o.err;
+  EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
+  EXPECT_EQ(o.err.rfind(prefix, 0), 0u) << o.err;
+  for (const auto& p : pieces) EXPECT_NE(o.err.find(p), std::string::npos) << o.err << " lacks " << p;
+}
+
+/// Every file and folder below dir, by path relative to dir (folders end in '/'), with its
+/// bytes; the top-level entries named in skip are left out.
+inline std::map<std::string, std::string> FolderContents(const std::filesystem::path& dir,
+                                                         const std::set<std::string>& skip = {}) {
+  namespace fs = std::filesystem;
+  std::map<std::string, std::string> contents;
+  for (auto it = fs::recursive_directory_iterator(dir); it != fs::recursive_directory_iterator(); ++it) {
+    const std::string path = fs::relative(it->path(), dir).string();
+    if (it.depth() == 0 && skip.count(path)) {
+      if (it->is_directory()) it.disable_recursion_pending();
+      continue;
+    }
+    if (it->is_directory())
+      contents[path + "/"] = "";
+    else
+      contents[path] = ReadFile(it->path().string());
+  }
+  return contents;
+}
+
+/// The paths that two FolderContents do not share or hold different bytes under, one a
+/// line ("" when they are the same).
+inline std::string ContentsDiffer(const std::map<std::string, std::string>& before,
+                                  const std::map<std::string, std::string>& after) {
+  std::string differ;
+  for (const auto& [path, bytes] : before) {
+    const auto now = after.find(path);
+    if (now == after.end())
+      differ += "removed " + path + "\n";
+    else if (now->second != bytes)
+      differ += "changed " + path + "\n";
+  }
+  for (const auto& [path, bytes] : after)
+    if (!before.count(path)) differ += "added " + path + "\n";
+  return differ;
+}
+
+/// Flips one bit of the byte at offset in the file at path.
+inline void FlipByte(const std::string& path, std::uintmax_t offset) {
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekg(static_cast<std::streamoff>(offset));
+  char c = 0;
+  f.get(c);
+  f.seekp(static_cast<std::streamoff>(offset));
+  f.put(static_cast<char>(c ^ 0x10));
+}
+
+/// The file offset of row `row` of a contiguous dataset of `columns` doubles in the HDF5
+/// file at path (serial HDF5, not collective).
+inline std::uintmax_t OffsetOfRow(const std::string& path, const std::string& name, int64_t row,
+                                  int columns) {
+  const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  const hid_t dataset = H5Dopen2(file, name.c_str(), H5P_DEFAULT);
+  const haddr_t address = H5Dget_offset(dataset);
+  H5Dclose(dataset);
+  H5Fclose(file);
+  EXPECT_NE(address, HADDR_UNDEF) << name;
+  return address + static_cast<std::uintmax_t>(row) * columns * sizeof(double);
 }
 
 inline int Rank() {

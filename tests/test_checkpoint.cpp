@@ -14,7 +14,6 @@
 //    each listed once;
 //  - --restart latest with no checkpoint, and a changed scene text, are refused.
 #include <gtest/gtest.h>
-#include <hdf5.h>
 
 #include <csignal>
 #include <cstring>
@@ -34,6 +33,8 @@ namespace optistep {
 namespace {
 
 namespace fs = std::filesystem;
+using test::FlipByte;
+using test::OffsetOfRow;
 using test::Rank;
 
 /// A scene folder shared by all ranks, removed at the end of the test.
@@ -276,29 +277,6 @@ TEST(Checkpoint, MpmResumesOnAnotherRankCountToSolverTolerance) {
 }
 
 // --- damage -----------------------------------------------------------------------------
-
-/// Rank 0: flips one bit of the byte at offset in path.
-void FlipByte(const std::string& path, std::uintmax_t offset) {
-  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
-  f.seekg(static_cast<std::streamoff>(offset));
-  char c = 0;
-  f.get(c);
-  f.seekp(static_cast<std::streamoff>(offset));
-  f.put(static_cast<char>(c ^ 0x10));
-}
-
-/// Rank 0: the file offset of row `row` of a contiguous dataset of `columns` doubles
-/// (serial HDF5).
-std::uintmax_t OffsetOfRow(const std::string& path, const std::string& name, int64_t row,
-                           int columns) {
-  const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
-  const hid_t dataset = H5Dopen2(file, name.c_str(), H5P_DEFAULT);
-  const haddr_t address = H5Dget_offset(dataset);
-  H5Dclose(dataset);
-  H5Fclose(file);
-  EXPECT_NE(address, HADDR_UNDEF) << name;
-  return address + static_cast<std::uintmax_t>(row) * columns * sizeof(double);
-}
 
 TEST(Checkpoint, DamagedNewestIsReportedAndThePreviousOneLoaded) {
   const Folder dir("ckpt_damage");

@@ -125,7 +125,8 @@ options:
   --allow-scene-change   resume although the scene differs from the checkpoint's in a
                          key that can change the trajectory (output keys never count)
   --strict-options       a PETSc option that was set but never used (misspelled?) is an
-                         error, found after the first step (exit 1), not a warning
+                         error (exit 1), not a warning, found before anything is
+                         written (by a first step taken once on a discarded copy)
   --sigterm-grace S      the seconds the launcher allows between SIGTERM and SIGKILL
                          (Open MPI mpirun: odls_base_sigkill_timeout; SLURM: KillWait):
                          after SIGTERM the step under way is finished if it ends within
@@ -152,7 +153,8 @@ output (in output.directory, default out/<scene name>):
 
 exit codes: 0 done (or stopped by a signal after a checkpoint), 1 bad input, 2 a step
 failed after all dt halvings, 3 internal error, 4 the output folder cannot be written,
-5 the output folder is in use by another run (output.directory/optistep.lock)
+5 the output folder is in use by another run (output.directory/optistep.lock), 59 a crash
+(PETSc's signal handler)
 )";
 }
 

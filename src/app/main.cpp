@@ -9,7 +9,8 @@
 // its checkpoint), 1 bad input (one line on stderr naming the file and key or element, or
 // the option; also --restart with no loadable checkpoint), 2 a time step that failed after
 // every allowed dt halving, 3 internal error, 4 the output folder cannot be written, 5 the
-// output folder is in use by another run.
+// output folder is in use by another run; 59 is PETSc's signal handler aborting (a crash,
+// SIGHUP, SIGQUIT).
 #include <petscsys.h>
 
 #include <cstdio>
@@ -93,6 +94,19 @@ int CheckOrRun(MPI_Comm comm, const SceneConfig& scene, const CommandLine& cl, S
   return 0;
 }
 
+/// With --strict-options, a run from t = 0 first takes one step on a copy of the simulation
+/// that is then discarded, and stops if an option was set but never used: some PETSc
+/// options are read, and some values judged, only when the first step sets up its solver,
+/// and the error must come before the run writes anything into a folder that may hold an
+/// earlier run. (A restart continues its own folder: it is checked after its first step.)
+template <class Simulation>
+void ProbeOptions(MPI_Comm comm, const SceneConfig& scene, const CommandLine& cl) {
+  if (!cl.strict_options || cl.command != "run" || !cl.restart.empty()) return;
+  Simulation probe(comm, scene);
+  probe.AdvanceStep(nullptr);
+  ReportUnusedOptions(comm, true);
+}
+
 int RunCommand(const CommandLine& cl) {
   MPI_Comm comm = PETSC_COMM_WORLD;
   const SceneConfig scene = ReadSceneConfig(cl.scene, cl.overrides);
@@ -120,10 +134,12 @@ int RunCommand(const CommandLine& cl) {
     return 0;
   }
   if (scene.discretization == "mpm") {
+    ProbeOptions<MpmSimulation>(comm, scene, cl);
     MpmSimulation sim(comm, scene);
     PrintSummary(comm, scene, sim);
     return CheckOrRun(comm, scene, cl, sim);
   }
+  ProbeOptions<FemSimulation>(comm, scene, cl);
   FemSimulation sim(comm, scene);
   PrintSummary(comm, scene, sim);
   return CheckOrRun(comm, scene, cl, sim);
@@ -153,7 +169,7 @@ int main(int argc, char** argv) {
       if (cl.version) std::printf("optistep %s\n", OPTISTEP_VERSION);
       if (cl.help) std::fputs(UsageText(), stdout);
       if (!usage_error.empty())
-        std::fprintf(stderr, "optistep: error: %s\n(see optistep --help)\n", usage_error.c_str());
+        std::fprintf(stderr, "optistep: error: %s; see optistep --help\n", usage_error.c_str());
     }
     return usage_error.empty() ? 0 : 1;
   }
@@ -183,9 +199,8 @@ int main(int argc, char** argv) {
     status = 5;
   } catch (const StepFailure& e) {
     if (rank == 0)
-      std::fprintf(stderr, "optistep: time step failed: %s\n"
-                           "  (frames written so far are kept; try a smaller time.dt or "
-                           "time.max_dt_halvings)\n", e.what());
+      std::fprintf(stderr, "optistep: error: time step failed: %s (frames written so far are "
+                           "kept; try a smaller time.dt or more time.max_dt_halvings)\n", e.what());
     status = 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "optistep: internal error on rank %d: %s\n", rank, e.what());

@@ -1,0 +1,350 @@
+// Bad input to the optistep executable, in one table (issue 9): each case stops with the
+// exit code the README's table documents, exactly one line on stderr that names the key,
+// file, element or option, and leaves the files of an earlier run in its folder byte for
+// byte as they were (no file added, removed or changed anywhere in the folder, so a scene
+// name that escapes out/ is caught too). Each case runs in its own copy of a folder that
+// holds a finished run of a small FEM scene (out/: frames, stats.csv, scene.yaml and the
+// checkpoints of steps 1 and 2).
+//
+// Other suites check the finer points of some classes in-process: every message of the
+// scene schema (test_serial_scene_config), of the mesh and surface readers
+// (test_serial_mesh_readers, test_serial_mpm_sampling), damaged checkpoints with an intact
+// older one (test_checkpoint); a real run that holds its folder goes on untouched by a
+// second one, and a run whose folder becomes unwritable on 2 ranks ends every rank cleanly
+// and resumes (test_serial_output_cli).
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "TestScenes.hpp"
+#include "TestUtil.hpp"
+
+namespace optistep {
+namespace {
+
+namespace fs = std::filesystem;
+
+using test::ReadFile;
+
+/// What the table asserts about the folder once the case has stopped.
+enum class Folder {
+  kUntouched,  ///< every file as it was, byte for byte: the input was judged before writing
+  kRunStarted  ///< the run had begun, as a new run in that folder replaces the earlier one's
+               ///< files: PETSc judges some option values only at the first solve (README,
+               ///< "Solver options"), and the folder that becomes unwritable mid-run
+};
+
+/// Writes what a case needs into its folder (which already holds box.node/.ele, ok.yaml
+/// and the earlier run's out/).
+using Setup = std::function<void(const fs::path& dir)>;
+
+struct BadInput {
+  std::string name;                 ///< the test's name
+  Setup setup;                      ///< may be empty
+  std::string args;                 ///< optistep's command line, run in the case's folder
+  int code;                         ///< the exit code (README, "Running")
+  std::vector<std::string> pieces;  ///< what the one stderr line must hold
+  int ranks = 1;                    ///< > 1: under mpiexec; only the first rank prints
+  std::function<std::string(const std::string&)> around = {};  ///< see test::Optistep
+  Folder folder = Folder::kUntouched;
+  bool locked = false;  ///< this test process holds out/optistep.lock meanwhile
+
+  BadInput OnRanks(int n) const { BadInput c = *this; c.ranks = n; return c; }
+  BadInput Around(std::function<std::string(const std::string&)> f) const {
+    BadInput c = *this;
+    c.around = std::move(f);
+    return c;
+  }
+  BadInput AfterRunStarted() const { BadInput c = *this; c.folder = Folder::kRunStarted; return c; }
+  BadInput WhileLocked() const { BadInput c = *this; c.locked = true; return c; }
+};
+
+/// gtest prints a case by its name.
+void PrintTo(const BadInput& c, std::ostream* os) { *os << c.name; }
+
+void Write(const fs::path& path, const std::string& text) { std::ofstream(path) << text; }
+
+/// Writes test::BoxScene(find, replace) as dir/file.
+Setup Scene(const std::string& file, const std::string& find = "", const std::string& replace = "") {
+  return [=](const fs::path& dir) { Write(dir / file, test::BoxScene(find, replace)); };
+}
+
+/// Writes named.yaml, the box scene with `name: '<name>'`.
+Setup Named(const std::string& name) { return Scene("named.yaml", "time:", "name: '" + name + "'\ntime:"); }
+
+/// Copies box.node/.ele to stem.node/.ele with line `line` (0-based) of the file whose
+/// extension is `ext` rewritten by edit, and writes stem.yaml, the box scene on that mesh.
+Setup EditedMesh(const std::string& stem, const std::string& ext, int line,
+                 std::function<std::string(const std::string&)> edit) {
+  return [=](const fs::path& dir) {
+    for (const char* e : {".node", ".ele"}) {
+      std::istringstream in(ReadFile(dir / ("box" + std::string(e))));
+      std::ofstream out(dir / (stem + e));
+      std::string text;
+      for (int i = 0; std::getline(in, text); ++i) out << (e == ext && i == line ? edit(text) : text) << "\n";
+    }
+    Write(dir / (stem + ".yaml"), test::BoxScene("box.node", stem + ".node"));
+  };
+}
+
+/// The tet line "id a b c d" with two corners swapped: the tet is inverted.
+std::string SwapCorners(const std::string& line) {
+  std::istringstream s(line);
+  int id, a, b, c, d;
+  s >> id >> a >> b >> c >> d;
+  std::ostringstream out;
+  out << id << " " << a << " " << c << " " << b << " " << d;
+  return out.str();
+}
+
+/// The node line "id x y z" with x not a number.
+std::string NanCoordinate(const std::string& line) {
+  std::istringstream s(line);
+  std::string id, x, y, z;
+  s >> id >> x >> y >> z;
+  return id + " nan " + y + " " + z;
+}
+
+/// An MPM scene of a 0.2 m box with mpm.dx = 1e-4 m where 1e-2 was meant: 6.4e10 particles.
+const char* const kDxTypo = R"(discretization: mpm
+mpm: {dx: 1.0e-4, ppc: 8}
+time: {frame_rate: 24, frames: 1}
+bodies:
+  - shape: {type: box, min: [0, 0, 0], max: [0.2, 0.2, 0.2]}
+    material: {E: 1.0e5, nu: 0.3, density: 1000}
+output: {directory: out}
+)";
+
+/// An MPM body sampled from the unit cube's surface without its top face (the quads
+/// 0 2 3 1, ...; the top 4 5 7 6 is missing, so its edges have one triangle each).
+const char* const kOpenCube = "OFF\n8 5 0\n0 0 0\n1 0 0\n0 1 0\n1 1 0\n0 0 1\n1 0 1\n0 1 1\n1 1 1\n"
+                              "4 0 2 3 1\n4 0 1 5 4\n4 0 4 6 2\n4 1 3 7 5\n4 2 6 7 3\n";
+const char* const kOpenCubeScene = R"(discretization: mpm
+mpm: {dx: 0.25, ppc: 8}
+time: {frame_rate: 24, frames: 1}
+bodies:
+  - surface: open.off
+    material: {E: 1.0e5, nu: 0.3, density: 1000}
+output: {directory: out}
+)";
+
+/// The lock file of a run of this process, as optistep writes it.
+std::string LockText() {
+  char host[256] = {0};
+  gethostname(host, sizeof host - 1);
+  return "host " + std::string(host) + "\npid " + std::to_string(getpid()) +
+         "\nstarted 2026-01-01T00:00:00Z\n";
+}
+
+/// A run that, once it has taken 5 steps, finds a file where out/frames was.
+std::string FramesReplacedMidRun(const std::string& command) {
+  return test::InBackgroundUntil(command, test::StatsHasLines("out/stats.csv", "6"),
+                                 "mv out/frames out/frames.away; touch out/frames");
+}
+
+/// 2 GB of address space: sampling 6.4e10 particles would end in std::bad_alloc (exit 3)
+/// within seconds instead of filling the machine.
+std::string UnderTwoGigabytes(const std::string& command) { return "ulimit -v 2097152; " + command; }
+
+const std::vector<BadInput>& Cases() {
+  static const std::vector<BadInput> cases = {
+      // The command line (exit 1, printed by the first rank only).
+      BadInput{"unknown_command", {}, "frobnicate ok.yaml", 1,
+               {"unknown command 'frobnicate'", "see optistep --help"}}.OnRanks(2),
+      {"missing_scene_argument", {}, "run", 1, {"run: missing scene file"}},
+      {"run_option_with_check", {}, "check ok.yaml --restart latest", 1, {"--restart", "options of run"}},
+      // The scene file (exit 1).
+      {"missing_scene_file", {}, "run nothing_here.yaml", 1, {"nothing_here.yaml", "no such scene file"}},
+      {"malformed_yaml", [](const fs::path& d) { Write(d / "malformed.yaml", "time: {dt: [0.1\nbodies: ]\n"); },
+       "run malformed.yaml", 1, {"malformed.yaml", "malformed YAML"}},
+      {"unknown_key", Scene("key.yaml", "material:", "materail:"), "run key.yaml", 1,
+       {"key.yaml", "bodies[0].materail: unknown key"}},
+      {"wrong_type", Scene("type.yaml", "frames: 2", "frames: two"), "run type.yaml", 1,
+       {"type.yaml", "time.frames", "'two'"}},
+      {"unknown_material_model", Scene("model.yaml", "fixed_corotated", "jelly"), "run model.yaml", 1,
+       {"model.yaml", "bodies[0].material.model", "jelly"}},
+      {"negative_density", Scene("density.yaml", "density: 1000", "density: -5"), "run density.yaml", 1,
+       {"density.yaml", "bodies[0].material.density", "'-5'"}},
+      {"poisson_ratio_one_half", Scene("nu.yaml", "nu: 0.3", "nu: 0.5"), "run nu.yaml", 1,
+       {"nu.yaml", "bodies[0].material.nu", "[0, 0.5)", "'0.5'"}},
+      {"zero_dt", Scene("dt.yaml", "dt: 0.05", "dt: 0"), "run dt.yaml", 1, {"dt.yaml", "time.dt"}},
+      {"petsc_options_not_an_option", Scene("words.yaml", "output:", "petsc_options: jacobi\noutput:"),
+       "run words.yaml", 1, {"petsc_options", "'jacobi' is not an option name"}},
+      // --set (exit 1).
+      {"set_unknown_key", {}, "run ok.yaml --set solvr.tau=1", 1, {"ok.yaml", "solvr"}},
+      {"set_out_of_range", {}, "run ok.yaml --set time.frames=-1", 1, {"ok.yaml", "time.frames", "'-1'"}},
+      {"set_not_yaml", {}, "run ok.yaml --set gravity=[0,0", 1, {"--set 'gravity=[0,0'", "not valid YAML"}},
+      // The scene's name is one path component of safe characters (exit 1).
+      {"name_escapes_the_folder", Named("../escaped"), "run named.yaml", 1,
+       {"named.yaml", "name", "../escaped"}},
+      {"name_with_a_folder", Named("runs/bar_v2"), "run named.yaml", 1,
+       {"named.yaml", "name", "runs/bar_v2"}},
+      {"name_hidden", Named(".hidden"), "run named.yaml", 1,
+       {"named.yaml", "name", ".hidden"}},
+      {"name_with_a_space", Named("a b"), "run named.yaml", 1,
+       {"named.yaml", "name", "'a b'"}},
+      {"file_stem_as_name", Scene("bad stem.yaml"), "run 'bad stem.yaml'", 1, {"bad stem.yaml", "'bad stem'", "name"}},
+      // Meshes and surfaces (exit 1).
+      {"missing_mesh", Scene("mesh.yaml", "box.node", "nowhere.node"), "run mesh.yaml", 1, {"nowhere.node"}},
+      {"inverted_tet", EditedMesh("inverted", ".ele", 6, SwapCorners), "run inverted.yaml", 1,
+       {"inverted.ele", "tet 5", "inverted"}},
+      {"degenerate_tet",
+       Scene("degenerate.yaml", "box.node", test::SourcePath("tests/data/degenerate_tet.msh")),
+       "run degenerate.yaml", 1, {"degenerate_tet.msh", "tet 6", "degenerate"}},
+      {"nan_coordinate", EditedMesh("nan", ".node", 2, NanCoordinate), "run nan.yaml", 1,
+       {"nan.node:3", "'nan'", "not a finite number"}},
+      {"open_surface",
+       [](const fs::path& d) {
+         Write(d / "open.off", kOpenCube);
+         Write(d / "open.yaml", kOpenCubeScene);
+       },
+       "run open.yaml", 1, {"open.off", "surface is not closed", "edge 4-5"}},
+      // MPM: refused from the memory estimate, before sampling (exit 1).
+      BadInput{"mpm_dx_typo", [](const fs::path& d) { Write(d / "typo.yaml", kDxTypo); }, "run typo.yaml", 1,
+               {"typo.yaml: mpm.dx = 0.0001 m and mpm.ppc = 8", "6.4e+10 particles",
+                "GB available on the run's 1 node", "MemAvailable in /proc/meminfo",
+                "expected a larger mpm.dx or a smaller mpm.ppc"}}
+          .Around(UnderTwoGigabytes),
+      // PETSc options (exit 1); some values are judged only at the first solve.
+      {"petsc_pc_type", {}, "run ok.yaml -newton_pc_type nonsense", 1, {"-newton_pc_type nonsense"}},
+      {"petsc_ksp_type", {}, "run ok.yaml -newton_ksp_type nonsense", 1, {"-newton_ksp_type nonsense"}},
+      BadInput{"petsc_mat_type", {}, "run ok.yaml -hessian_mat_type nonsense", 1, {"-hessian_mat_type nonsense"}}
+          .AfterRunStarted(),
+      {"petsc_line_search", {}, "run ok.yaml -newton_tao_ls_type nonsense", 1, {"-newton_tao_ls_type nonsense"}},
+      {"petsc_integer", {}, "run ok.yaml -newton_ksp_max_it abc", 1, {"-newton_ksp_max_it"}},
+      {"petsc_method", {}, "run ok.yaml -solver_method nonsense", 1, {"-solver_method"}},
+      {"petsc_initializer", {}, "run ok.yaml -solver_method lbfgs -lbfgs_initializer nonsense", 1,
+       {"-lbfgs_initializer"}},
+      BadInput{"petsc_lbfgsh_ksp_type", {}, "run ok.yaml -solver_method lbfgs -lbfgsh_ksp_type nonsense", 1,
+               {"-lbfgsh_ksp_type"}},
+      BadInput{"petsc_factor_package", {},
+               "run ok.yaml -newton_pc_type lu -newton_pc_factor_mat_solver_type nonsense", 1,
+               {"-newton_pc_factor_mat_solver_type"}}
+          .AfterRunStarted(),
+      BadInput{"petsc_pc_for_another_format", {}, "run ok.yaml -hessian_mat_type sbaij -newton_pc_type gamg",
+               1, {"-newton_pc_type"}}
+          .AfterRunStarted(),
+      // --strict-options judges every option before anything is written (exit 1).
+      {"strict_unused_option", {}, "run ok.yaml -newton_pc_typo jacobi --strict-options", 1,
+       {"-newton_pc_typo jacobi", "set but never used", "--strict-options"}},
+      {"strict_factor_package", {},
+       "run ok.yaml --strict-options -newton_pc_type lu -newton_pc_factor_mat_solver_type nonsense", 1,
+       {"-newton_pc_factor_mat_solver_type"}},
+      // Restarts (exit 1).
+      {"restart_without_checkpoint", [](const fs::path& d) { fs::remove_all(d / "out" / "checkpoints"); },
+       "run ok.yaml --restart latest", 1, {"--restart latest", "no checkpoint in out/checkpoints"}},
+      {"restart_every_checkpoint_damaged",
+       [](const fs::path& d) {
+         for (const char* file : {"ckpt_00000001.h5", "ckpt_00000002.h5"})
+           test::FlipByte((d / "out" / "checkpoints" / file).string(), 20);  // the superblock
+       },
+       "run ok.yaml --restart latest", 1,
+       {"every checkpoint in out/checkpoints is damaged", "ckpt_00000001.h5", "ckpt_00000002.h5"}},
+      {"restart_another_scene", {}, "run ok.yaml --restart latest --set bodies.0.material.E=2.0e5", 1,
+       {"ckpt_00000002.h5", "written for another scene", "bodies[0].material.E", "--allow-scene-change"}},
+      // The output folder: in use by another run (exit 5), cannot be written (exit 4).
+      BadInput{"folder_in_use", [](const fs::path& d) { Write(d / "out" / "optistep.lock", LockText()); },
+               "run ok.yaml", 5, {"out is in use by the optistep run of pid", "out/optistep.lock"}}
+          .WhileLocked(),
+      {"folder_under_a_file", {}, "run ok.yaml --set output.directory=ok.yaml/out", 4,
+       {"ok.yaml/out", "Not a directory"}},
+      BadInput{"folder_unwritable_mid_run", {},
+               "run ok.yaml --quiet --set time.frames=1000000 --set output.every=1 "
+               "--set output.checkpoint_every_steps=1",
+               4, {"out/frames/ok_", "Not a directory", "out/checkpoints/ckpt_", "is kept"}}
+          .Around(FramesReplacedMidRun)
+          .AfterRunStarted(),
+  };
+  return cases;
+}
+
+/// This process holds the fcntl lock on a file, as a running optistep holds its folder's.
+class HeldLock {
+ public:
+  explicit HeldLock(const fs::path& path) : fd_(open(path.c_str(), O_RDWR | O_CLOEXEC)) {
+    struct flock whole {};
+    whole.l_type = F_WRLCK;
+    whole.l_whence = SEEK_SET;
+    EXPECT_EQ(fcntl(fd_, F_SETLK, &whole), 0) << path;
+  }
+  ~HeldLock() { close(fd_); }
+  HeldLock(const HeldLock&) = delete;
+  HeldLock& operator=(const HeldLock&) = delete;
+
+ private:
+  int fd_;
+};
+
+class BadInputTable : public ::testing::TestWithParam<BadInput> {
+ protected:
+  /// Once: the earlier run, whose folder each case copies.
+  static void SetUpTestSuite() {
+    earlier_ = test::SharedTempDir("bad_input_earlier");
+    test::WriteBoxMesh((earlier_ / "box").string(), 2, 2, 2, Vec3(1, 1, 1));
+    Write(earlier_ / "ok.yaml", test::BoxScene());
+    earlier_code_ = test::Shell(earlier_.string(), std::string(OPTISTEP_EXECUTABLE) +
+                                                       " run ok.yaml --quiet --set "
+                                                       "output.checkpoint_every_steps=1 > run.txt 2>&1");
+    earlier_log_ = ReadFile(earlier_ / "run.txt");
+    fs::remove(earlier_ / "run.txt");
+  }
+
+  void SetUp() override {
+    ASSERT_EQ(earlier_code_, 0) << earlier_log_;
+    dir_ = test::SharedTempDir("bad_input");
+    fs::copy(earlier_, dir_, fs::copy_options::recursive);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  static fs::path earlier_;
+  static int earlier_code_;
+  static std::string earlier_log_;
+  fs::path dir_;
+};
+
+fs::path BadInputTable::earlier_;
+int BadInputTable::earlier_code_ = -1;
+std::string BadInputTable::earlier_log_;
+
+TEST_P(BadInputTable, ExitCodeOneLineAndEarlierFilesKept) {
+  const BadInput& c = GetParam();
+  SCOPED_TRACE("optistep " + c.args);
+  if (c.setup) c.setup(dir_);
+  const std::set<std::string> outputs = {"stdout.txt", "stderr.txt"};
+  const auto before = test::FolderContents(dir_, outputs);
+  std::vector<std::string> pieces = c.pieces;
+  test::Outcome o;
+  if (c.ranks == 1) {
+    std::optional<HeldLock> lock;
+    if (c.locked) {
+      lock.emplace(dir_ / "out" / "optistep.lock");
+      pieces.push_back("pid " + std::to_string(getpid()));
+    }
+    o = test::Optistep(c.args, dir_, c.around);
+  } else {
+    const std::vector<test::Outcome> ranks = test::OptistepOnRanks(c.ranks, c.args, dir_);
+    o = ranks[0];
+    for (int r = 1; r < c.ranks; ++r) {
+      EXPECT_EQ(ranks[r].exit_code, c.code) << "rank " << r;
+      EXPECT_EQ(ranks[r].err, "") << "rank " << r << " printed too";
+    }
+  }
+  test::ExpectOneLine(o, c.code, "optistep: error: ", pieces);
+  if (c.folder == Folder::kUntouched)
+    EXPECT_EQ(test::ContentsDiffer(before, test::FolderContents(dir_, outputs)), "");
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, BadInputTable, ::testing::ValuesIn(Cases()),
+                         [](const ::testing::TestParamInfo<BadInput>& info) { return info.param.name; });
+
+}  // namespace
+}  // namespace optistep
