@@ -190,6 +190,10 @@ TEST_F(Cli, ABadOptionValueStopsWithOneLineNamingTheOption) {
       {"-solver_method lbfgs -lbfgsh_ksp_type nonsense", "-lbfgsh_ksp_type"},
       {"-solver_method lbfgs -lbfgs_initializer nonsense", "-lbfgs_initializer"},
       {"-solver_method nonsense", "-solver_method"},
+      {"-solver_method dot -dot_subdomains_per_rank 0", "-dot_subdomains_per_rank"},
+      {"-solver_method dot -dot_merge nonsense", "-dot_merge"},
+      {"-solver_method dot -dot_sub_pc_factor_mat_solver_type nonsense", "-dot_sub_pc_factor_mat_solver_type"},
+      {"-solver_method dot -dot_subdomains_per_rank 1000000", "dot.subdomains_per_rank"},
   };
   for (const auto& [options, name] : cases) {
     const Outcome o = Optistep("run " + Variant("ok.yaml") + " " + options, dir_);

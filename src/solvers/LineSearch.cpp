@@ -31,7 +31,8 @@ PetscErrorCode Objective(TaoLineSearch, Vec x, PetscReal* f, void* ctx) {
 
 }  // namespace
 
-LineSearch::LineSearch(MPI_Comm comm, const std::string& prefix) : comm_(comm), prefix_(prefix) {}
+LineSearch::LineSearch(MPI_Comm comm, const std::string& prefix, const char* default_type)
+    : comm_(comm), prefix_(prefix), default_type_(default_type) {}
 
 LineSearch::~LineSearch() { TaoLineSearchDestroy(&tao_ls_); }
 
@@ -39,13 +40,16 @@ void LineSearch::Reset() {
   TaoLineSearchDestroy(&tao_ls_);
   OPTISTEP_PETSC(TaoLineSearchCreate(comm_, &tao_ls_));
   OPTISTEP_PETSC(TaoLineSearchSetOptionsPrefix(tao_ls_, prefix_.c_str()));
-  OPTISTEP_PETSC(TaoLineSearchSetType(tao_ls_, TAOLINESEARCHMT));
+  OPTISTEP_PETSC(TaoLineSearchSetType(tao_ls_, default_type_));
   OPTISTEP_PETSC(TaoLineSearchSetFromOptions(tao_ls_));
   potential_ = nullptr;
 }
 
 void LineSearch::SetPotential(IncrementalPotential* potential) {
   potential_ = potential;
+  // Armijo's reference value is the energy of its last accepted step, which belongs to the
+  // previous solve (another time step's potential). More-Thuente keeps nothing.
+  OPTISTEP_PETSC(TaoLineSearchReset(tao_ls_));
   OPTISTEP_PETSC(TaoLineSearchSetObjectiveAndGradientRoutine(tao_ls_, ObjectiveAndGradient, potential));
   OPTISTEP_PETSC(TaoLineSearchSetObjectiveRoutine(tao_ls_, Objective, potential));
 }
@@ -62,7 +66,15 @@ LineSearch::Result LineSearch::Apply(Vec u, double energy, Vec g, Vec d, Vec bac
     OPTISTEP_PETSC(TaoLineSearchApply(tao_ls_, u, &f, g, d, &step, &reason));
   }
   result.step = step;
-  if (reason < 0 && !(f < energy)) {
+  // A search that halts without success (armijo: too many halvings) may leave u where it
+  // was, with f the energy of its last rejected trial; More-Thuente always moves u.
+  bool stayed = false;
+  if (reason != TAOLINESEARCH_SUCCESS && reason >= 0) {
+    PetscBool equal = PETSC_FALSE;
+    OPTISTEP_PETSC(VecEqual(u, backup, &equal));
+    stayed = equal == PETSC_TRUE;
+  }
+  if ((reason < 0 && !(f < energy)) || stayed) {
     // No decrease: back to the entry iterate and its gradient.
     OPTISTEP_PETSC(VecCopy(backup, u));
     result.energy = potential_->EnergyAndGradient(u, g);
