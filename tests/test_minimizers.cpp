@@ -37,6 +37,7 @@
 #include "TestUtil.hpp"
 #include "core/Error.hpp"
 #include "io/SceneConfig.hpp"
+#include "solvers/LineSearch.hpp"
 #include "solvers/MinimizerFactory.hpp"
 
 namespace optistep {
@@ -278,6 +279,36 @@ TEST(Minimizers, LbfgsWithUnitStepsMatchesTheTwoLoopRecursion) {
   EXPECT_EQ(out.report.iterations, kIterations);
   // Round-off apart (measured: 4e-16 with |x| about 3.5, on 1, 2 and 4 ranks).
   EXPECT_LT(out.error, 1e-12 * expected.norm());
+}
+
+
+/// The shared line search never accepts a rise of E, whatever PETSc's reason: More-Thuente
+/// held to one function evaluation stops with a positive halting reason (maximum function
+/// evaluations) wherever that evaluation landed. Along d = -s g with s = 1e4 > 2 / lambda_min
+/// >= 2 |g|^2 / (g^T A g), the quadratic's E(u + d) = E - s |g|^2 + s^2/2 g^T A g exceeds
+/// E(u), so the search must restore u and g and report no decrease.
+TEST(LineSearch, NeverAcceptsARiseOfTheEnergy) {
+  Quadratic potential(kQuadraticNodes);
+  ASSERT_GT(1e4, 2.0 / potential.SmallestEigenvalueBound());
+  const ScopedOptions scoped(std::vector<std::pair<std::string, std::string>>{{"-test_ls_tao_ls_max_funcs", "1"}});
+  LineSearch search(MPI_COMM_WORLD, "test_ls_");
+  search.Reset();
+  search.SetPotential(&potential);
+  const VectorXd start = potential.Start();
+  Vec u = potential.CreateVector(start);
+  Vec g, d, backup;
+  VecDuplicate(u, &g);
+  VecDuplicate(u, &d);
+  VecDuplicate(u, &backup);
+  const double energy = potential.EnergyAndGradient(u, g);
+  VecAXPBY(d, -1e4, 0.0, g);
+  const VectorXd entry_gradient = potential.Gather(g);
+  const LineSearch::Result result = search.Apply(u, energy, g, d, backup);
+  EXPECT_FALSE(result.decreased);
+  EXPECT_EQ(result.energy, energy);
+  EXPECT_EQ((potential.Gather(u) - start).norm(), 0.0);
+  EXPECT_EQ((potential.Gather(g) - entry_gradient).norm(), 0.0);
+  for (Vec* v : {&u, &g, &d, &backup}) VecDestroy(v);
 }
 
 }  // namespace

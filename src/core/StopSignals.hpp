@@ -33,7 +33,8 @@ class StopSignals {
   /// Not collective: SIGTERM if this rank has had it, else SIGUSR1 if it has had that,
   /// else 0.
   static int Received();
-  /// Collective on comm while a StopSignals exists (else false, at no cost): whether the
+  /// Collective on comm, which must hold every rank of the run (once true, later calls
+  /// skip the reduction), while a StopSignals exists (else false, at no cost): whether the
   /// step under way must be abandoned, that is, some rank has had SIGTERM for half the
   /// grace period. Once true it stays true, without further communication.
   static bool StepMustBeAbandoned(MPI_Comm comm);

@@ -1,13 +1,22 @@
 #include "solvers/LineSearch.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <exception>
+#include <limits>
 
 #include "core/Error.hpp"
 
 namespace optistep {
 
 const Phase kLineSearchPhase("LineSearch");
+
+namespace {
+/// Relative round-off of an energy evaluation: a sum over elements or particles of terms
+/// of both signs, each rounded; 64 eps_mach (1.4e-14) leaves room for some thousands of terms
+/// summed pairwise by MPI and PETSc without letting a real rise through.
+constexpr double kEnergyRoundOff = 64.0 * std::numeric_limits<double>::epsilon();
+}  // namespace
 
 namespace {
 
@@ -74,7 +83,14 @@ LineSearch::Result LineSearch::Apply(Vec u, double energy, Vec g, Vec d, Vec bac
     OPTISTEP_PETSC(VecEqual(u, backup, &equal));
     stayed = equal == PETSC_TRUE;
   }
-  if ((reason < 0 && !(f < energy)) || stayed) {
+  // Accepted: E fell, or PETSc's search met its conditions (a positive reason) with E
+  // unchanged up to the round-off of evaluating it, where near the minimum (|g|^2 / lambda
+  // below eps_mach |E|) only the gradient still tells iterates apart. A larger rise is
+  // never accepted, whatever the reason: the MT search can stop on a positive halting
+  // reason (function evaluations, step bounds) at a point above the entry energy.
+  const double round_off = kEnergyRoundOff * std::max(std::abs(energy), std::abs(static_cast<double>(f)));
+  const bool accepted = !stayed && (f < energy || (reason >= 0 && f - energy <= round_off));
+  if (!accepted) {
     // No decrease: back to the entry iterate and its gradient.
     OPTISTEP_PETSC(VecCopy(backup, u));
     result.energy = potential_->EnergyAndGradient(u, g);

@@ -41,7 +41,8 @@ class LineSearch {
   void SetPotential(IncrementalPotential* potential);
   /// Collective: searches u + alpha d from alpha = initial_step. On entry energy = E(u) and
   /// g = grad E(u); on return u, g and Result::energy are the accepted iterate's, or, when
-  /// E did not fall, the entry values again (u restored from backup, a vector of u's layout).
+  /// E rose or the search failed without a decrease, the entry values again (u restored
+  /// from backup, a vector of u's layout). A NaN energy is never accepted.
   Result Apply(Vec u, double energy, Vec g, Vec d, Vec backup, double initial_step = 1.0);
   /// Collective: PETSc's view of the search (type and parameters).
   void View(PetscViewer viewer) const;

@@ -129,9 +129,15 @@ PetscErrorCode TestOrAbandon(KSP ksp, PetscInt it, PetscReal rnorm, KSPConverged
                              void* wrapped) {
   const auto* own = static_cast<AbandonableTest*>(wrapped);
   PetscCall(own->test(ksp, it, rnorm, reason, own->context));
-  // Every rank calls the test at every iteration: the poll's reduction is collective.
-  if (*reason == KSP_CONVERGED_ITERATING && it % 16 == 0 &&
-      StopSignals::StepMustBeAbandoned(PetscObjectComm(reinterpret_cast<PetscObject>(ksp))))
+  // Every rank calls the test at every iteration: the poll's reduction is collective. A
+  // Krylov method on part of the ranks (a rank-local subdomain solve) does not poll: the
+  // ranks must agree, and the flag, once set, skips the reduction.
+  MPI_Comm comm = PetscObjectComm(reinterpret_cast<PetscObject>(ksp));
+  int size = 0, world = 0;
+  MPI_Comm_size(comm, &size);
+  MPI_Comm_size(PETSC_COMM_WORLD, &world);
+  if (*reason == KSP_CONVERGED_ITERATING && it % 16 == 0 && size == world &&
+      StopSignals::StepMustBeAbandoned(comm))
     *reason = KSP_DIVERGED_ITS;
   return 0;
 }
