@@ -27,6 +27,8 @@
 // solvers/SubdomainInitializer.hpp, and DOT's line search: backtracking (armijo) from
 // alpha0 = clamp(-d^T g / d^T H d, 0.1, 1) with H the lagged Hessian, as DOT's code does
 // (Optimizer::initStepSize with ALPHAINIT, then halving on E), options prefix "dot_").
+// DOT's code accepts any decrease of E (Optimizer::lineSearch, armijoParam 0); PETSc's
+// armijo asks for 1e-4 alpha g^T d of it (-dot_tao_ls_armijo_sigma).
 #include <memory>
 #include <string>
 #include <vector>

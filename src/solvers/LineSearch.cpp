@@ -60,7 +60,12 @@ void LineSearch::SetPotential(IncrementalPotential* potential) {
   // previous solve (another time step's potential). More-Thuente keeps nothing.
   OPTISTEP_PETSC(TaoLineSearchReset(tao_ls_));
   OPTISTEP_PETSC(TaoLineSearchSetObjectiveAndGradientRoutine(tao_ls_, ObjectiveAndGradient, potential));
-  OPTISTEP_PETSC(TaoLineSearchSetObjectiveRoutine(tao_ls_, Objective, potential));
+  // Armijo evaluates E alone at its trials when it may, then the gradient at the accepted
+  // one: two passes over the elements where the first trial is taken (DOT: nearly always);
+  // without E alone each trial is one pass. More-Thuente always asks for both.
+  PetscBool armijo = PETSC_FALSE;
+  OPTISTEP_PETSC(PetscObjectTypeCompare(reinterpret_cast<PetscObject>(tao_ls_), TAOLINESEARCHARMIJO, &armijo));
+  if (!armijo) OPTISTEP_PETSC(TaoLineSearchSetObjectiveRoutine(tao_ls_, Objective, potential));
 }
 
 LineSearch::Result LineSearch::Apply(Vec u, double energy, Vec g, Vec d, Vec backup,

@@ -26,7 +26,13 @@
 //                each node the mean of its subdomains' values; W A is not symmetric;
 //      symmetric r = sum_j R_j^T W_j^(1/2) H_j^-1 W_j^(1/2) R_j q, an additive Schwarz
 //                preconditioner with a partition of unity on both sides: SPD.
-//    The default is the one that measured better (SubdomainInitializer.cpp says why).
+//    Default: average. Measured on 2 ranks (a loaded 2-core machine), L-BFGS iterations per
+//    step, average / symmetric: twisted bar (configs/twisted_bar.yaml, 40 steps) with 4
+//    subdomains 3.25 / 3.28, with 8 3.95 / 3.75; bar17K twist (configs/dot_bar17k_twist.yaml,
+//    10 steps) with 6 (the reference's count) 17.7 / 18.3. Neither is better beyond +-5%,
+//    nor in time per step within the machine's noise, so the default is DOT's code's merge,
+//    which also costs one weighting of the global vector instead of two of the concatenated
+//    subdomain vectors. The symmetric one is kept for what needs an SPD H0 (tests check it).
 //  - A factorization that fails (not SPD, a bug: the matrix is projected) is reported on
 //    rank 0 as one warning line naming the rank and subdomain, and the step falls back to
 //    LBFGS-H's solve (Jacobi-PCG on the lagged Hessian to relative tolerance 1/2, options
