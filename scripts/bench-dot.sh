@@ -25,7 +25,9 @@
 #   METHODS (default "pn-pcg pn-gamg pn-direct lbfgs-h lbfgs-pd dot-1 dot-2 dot-4 dot-8"),
 #   FRAMES (default 12; frames of each scene's own frame rate).
 # Output: out/bench/dot/<scene>_<method>_np<N>/ (stats.csv, run.txt, time.txt), dot.csv
-#   (one row per run) and dot.md (the table, also on stdout).
+#   (one row per run), dot.md (the table, also on stdout) and, with python3-matplotlib,
+#   iterations.png (iterations per step against subdomains in all:
+#   scripts/plot-dot-iterations.py).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -125,3 +127,9 @@ done
   awk -F, 'NR > 1 { printf "|"; for (i = 1; i <= NF; ++i) printf " %s |", ($i ~ /^[0-9.e+-]+$/ && $i ~ /\./ ? sprintf("%.3g", $i) : $i); printf "\n" }' "$csv"
 } >"$out/dot.md"
 cat "$out/dot.md"
+if /usr/bin/python3 -c "import matplotlib" 2>/dev/null; then
+  /usr/bin/python3 "$root/scripts/plot-dot-iterations.py" "$csv" "$out/iterations.png" &&
+    echo "bench-dot: iterations against subdomain count in $out/iterations.png" >&2
+else
+  echo "bench-dot: no plot (apt-get install python3-matplotlib)" >&2
+fi
