@@ -311,6 +311,7 @@ const Names kMaterialModels = {"fixed_corotated", "stable_neo_hookean", "linear"
 const Names kTerminations = {"characteristic_norm", "absolute"};
 const Names kForcings = {"gradient", "characteristic_norm", "preconditioned"};
 const Names kDiscretizations = {"fem", "mpm"};
+const Names kDotMerges = {"average", "symmetric"};
 const Names kBoundaries = {"sticky", "slip"};
 const Names kPlasticityModels = {"none", "snow", "von_mises"};
 const std::vector<Names> kPlasticityModelKeys = {
@@ -601,6 +602,15 @@ SolverConfig ParseSolver(const Field& f, bool mpm) {
   return solver;
 }
 
+/// The top-level `dot` block (FEM only): DOT's subdomains (Li et al. 2019).
+DotConfig ParseDot(const Field& f) {
+  const MapView m(f, {"subdomains_per_rank", "merge"});
+  DotConfig dot;
+  m.Read("subdomains_per_rank", dot.subdomains_per_rank, kPositiveInteger);
+  m.Read("merge", dot.merge, kDotMerges);
+  return dot;
+}
+
 /// A string, or a sequence of strings joined by spaces.
 std::string ParsePetscOptions(const Field& f) {
   if (!f.node().IsDefined()) return "";
@@ -614,7 +624,7 @@ std::string ParsePetscOptions(const Field& f) {
 SceneConfig ParseScene(const Field& root, const std::string& path) {
   const MapView m(root, {"name", "gravity", "integrator", "discretization", "mpm", "time",
                          "bodies", "boundary_conditions", "collision_objects", "solver",
-                         "damping", "output", "petsc_options"});
+                         "dot", "damping", "output", "petsc_options"});
   SceneConfig scene;
   scene.path = path;
   scene.name = fs::path(path).stem().string();
@@ -661,6 +671,11 @@ SceneConfig ParseScene(const Field& root, const std::string& path) {
       m.Get("collision_objects"),
       [&](const Field& item, std::size_t) { return ParseCollisionObject(item, mpm); });
   scene.solver = ParseSolver(m.Get("solver"), mpm);
+  // DOT's subdomains are sets of tets: an MPM grid has none.
+  if (mpm && m.Has("dot")) m.Get("dot").Error("only FEM scenes (discretization: fem) take 'dot'");
+  if (mpm && scene.solver.method == "dot")
+    m.Get("solver").Child("method").Error("'dot' needs a tet mesh: only FEM scenes (discretization: fem) take it");
+  scene.solver.dot = ParseDot(m.Get("dot"));
   MapView(m.Get("damping"), {"stiffness_beta"})
       .Read("stiffness_beta", scene.damping.stiffness_beta, kNonNegative);
   const MapView output(m.Get("output"), {"directory", "every", "checkpoint_every_steps",

@@ -163,11 +163,25 @@ struct TimeConfig {
   int max_dt_halvings = 8; ///< retries of a failed step with dt halved
 };
 
+/// DOT's subdomains (Li et al. 2019; top-level key `dot`, FEM only): the defaults of the
+/// subdomain initializer's options (-dot_subdomains_per_rank, -dot_merge;
+/// src/solvers/SubdomainInitializer.hpp).
+struct DotConfig {
+  /// Subdomains per rank: each rank's counted tets split again by METIS_PartMeshDual
+  /// (ncommon = 3), integer >= 1; 1: a rank's tets are one subdomain.
+  int subdomains_per_rank = 1;
+  /// How the back-solves of the subdomains are merged at shared nodes: "average" (DOT's
+  /// code: the mean over the subdomains holding the node) or "symmetric" (a partition of
+  /// unity applied on both sides: an SPD additive Schwarz).
+  std::string merge = "average";
+};
+
 /// Per-step minimizer settings (Gast et al. 2015 Sec. 3.1; Li et al. 2019; Wang et al.
-/// 2020). These are the defaults of the minimizer's options (-newton_*, -lbfgs_*; README
-/// "Solver options"), which override them.
+/// 2020). These are the defaults of the minimizer's options (-newton_*, -lbfgs_*, -dot_*;
+/// README "Solver options"), which override them.
 struct SolverConfig {
-  std::string method = "newton";  ///< newton | lbfgs (src/solvers/MinimizerFactory.hpp)
+  /// newton | lbfgs | dot (src/solvers/MinimizerFactory.hpp)
+  std::string method = "newton";
   /// Termination: "characteristic_norm" (default) or "absolute" (Gast's tau).
   std::string termination = "characteristic_norm";
   /// Characteristic-norm epsilon. When the scene does not give it: 1e-5 for FEM (DOT, Li
@@ -196,9 +210,11 @@ struct SolverConfig {
   /// L-BFGS history size m: 5 for FEM (DOT's code), 8 for MPM (HOT, Wang et al. 2020, Sec.
   /// 7.1) when the scene does not give it.
   int window = 5;
-  /// L-BFGS initial inverse Hessian: lagged_hessian (LBFGS-H) | jacobi | identity
-  /// (src/solvers/Initializer.hpp).
+  /// L-BFGS initial inverse Hessian: lagged_hessian (LBFGS-H) | projective_dynamics
+  /// (LBFGS-PD) | subdomains | jacobi | identity (src/solvers/Initializer.hpp).
   std::string initializer = "lagged_hessian";
+  /// The scene's `dot` block (read here: it configures a minimizer's initializer).
+  DotConfig dot;
 };
 
 /// Lagged Rayleigh damping (Gast Sec. 4.2): stiffness-proportional coefficient beta (s).

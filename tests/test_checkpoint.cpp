@@ -1,7 +1,8 @@
 // Checkpoint and restart (io/Checkpoint, app/Simulation), on 1, 2 and 4 ranks. The
 // reference of every comparison is the same scene run without interruption:
 //  - interrupted mid-frame, checkpointed and resumed on the same ranks, FEM and MPM runs
-//    end bitwise equal to the uninterrupted run (positions, velocities, t, step count);
+//    end bitwise equal to the uninterrupted run (positions, velocities, t, step count),
+//    FEM also with DOT (solver.method dot, 2 subdomains per rank);
 //  - resumed on another rank count (world -> rank 0 alone, and back) they agree to the
 //    solver tolerance;
 //  - a truncated newest checkpoint, a flipped byte in its data or in its superblock, and a
@@ -188,6 +189,18 @@ State InterruptedRun(const SceneConfig& scene, long interrupt_after) {
 TEST(Checkpoint, FemResumedMidFrameIsBitwiseTheUninterruptedRun) {
   const Folder dir("ckpt_fem");
   const SceneConfig scene = FemScene(dir);
+  FemSimulation whole(PETSC_COMM_WORLD, scene);
+  const State reference = RunToEnd(whole, scene);
+  ASSERT_EQ(reference.steps, 8);
+  EXPECT_GT(MaxAbs(reference.v), 0.1) << "the scene should move";
+  ExpectBitwiseEqual(InterruptedRun<FemSimulation>(scene, 3), reference);
+}
+
+TEST(Checkpoint, FemDotResumedMidFrameIsBitwiseTheUninterruptedRun) {
+  // DOT keeps nothing across steps but its subdomains, which the partition determines.
+  const Folder dir("ckpt_fem_dot");
+  const SceneConfig scene =
+      FemScene(dir, {"solver.method=dot", "dot.subdomains_per_rank=2", "solver.cn_epsilon=1e-6"});
   FemSimulation whole(PETSC_COMM_WORLD, scene);
   const State reference = RunToEnd(whole, scene);
   ASSERT_EQ(reference.steps, 8);

@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "AnalyticPotentials.hpp"
+#include "ScopedOptions.hpp"
 #include "TestUtil.hpp"
 #include "core/Error.hpp"
 #include "io/SceneConfig.hpp"
@@ -48,24 +49,7 @@ using test::AnalyticPotential;
 using test::Quadratic;
 using test::Rosenbrock;
 
-/// PETSc options set for one solve and cleared after it, so tests do not leak into each
-/// other.
-class ScopedOptions {
- public:
-  explicit ScopedOptions(std::vector<std::pair<std::string, std::string>> options)
-      : options_(std::move(options)) {
-    for (const auto& [name, value] : options_)
-      OPTISTEP_PETSC(PetscOptionsSetValue(nullptr, name.c_str(), value.c_str()));
-  }
-  ~ScopedOptions() {
-    for (const auto& option : options_) PetscOptionsClearValue(nullptr, option.first.c_str());
-  }
-  ScopedOptions(const ScopedOptions&) = delete;
-  ScopedOptions& operator=(const ScopedOptions&) = delete;
-
- private:
-  std::vector<std::pair<std::string, std::string>> options_;
-};
+using test::ScopedOptions;
 
 /// The scene's solver block of a test: absolute termination |g|_2 < tau.
 SolverConfig Config(const std::string& method, double tau) {

@@ -41,6 +41,11 @@ const std::map<std::string, std::vector<std::string>> kSmall = {
     {"armadillo_drop_mpm",
      {"time.frames=2", "time.dt=0.020833333333333332", "mpm.dx=0.08",
       "bodies.0.transform.translate=[0, 0.205, 0]"}},
+    // DOT's reference scene, run by DOT (2 subdomains per rank): its restart is covered on a
+    // real mesh too.
+    {"dot_bar17k_twist",
+     {"time.frames=2", "time.frame_rate=160", "time.dt=0.003125", "solver.method=dot",
+      "dot.subdomains_per_rank=2"}},
     // Frames of 1/480 s: CG takes 40 iterations per step instead of 670 at 1/48 s.
     {"elephant_drop", {"time.frames=2", "time.frame_rate=480", "time.dt=0.0010416666666666667"}},
     // CFL: 0.1 * 0.06 m / 0.53 m/s (the turning clamp's rim) = 0.011 s, 2 steps per frame.

@@ -233,6 +233,18 @@ const std::vector<BadInput>& Cases() {
       BadInput{"petsc_pc_for_another_format", {}, "run ok.yaml -hessian_mat_type sbaij -newton_pc_type gamg",
                1, {"-newton_pc_type"}}
           .AfterRunStarted(),
+      {"petsc_dot_subdomains", {}, "run ok.yaml -solver_method dot -dot_subdomains_per_rank 0", 1,
+       {"-dot_subdomains_per_rank"}},
+      {"petsc_dot_merge", {}, "run ok.yaml -solver_method dot -dot_merge nonsense", 1, {"-dot_merge"}},
+      // DOT's subdomains are split and factored when the first step sets up its initializer.
+      BadInput{"petsc_dot_factor_package", {},
+               "run ok.yaml -solver_method dot -dot_sub_pc_factor_mat_solver_type nonsense", 1,
+               {"-dot_sub_pc_factor_mat_solver_type"}}
+          .AfterRunStarted(),
+      BadInput{"petsc_dot_more_subdomains_than_elements", {},
+               "run ok.yaml -solver_method dot -dot_subdomains_per_rank 1000000", 1,
+               {"dot.subdomains_per_rank"}}
+          .AfterRunStarted(),
       // --strict-options judges every option before anything is written (exit 1).
       {"strict_unused_option", {}, "run ok.yaml -newton_pc_typo jacobi --strict-options", 1,
        {"-newton_pc_typo jacobi", "set but never used", "--strict-options"}},

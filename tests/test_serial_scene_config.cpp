@@ -130,6 +130,7 @@ solver:
   forcing_sigma: 0.5
   forcing: preconditioned
   best_of_two_guesses: false
+dot: {subdomains_per_rank: 3, merge: symmetric}
 damping: {stiffness_beta: 0.01}
 output: {directory: results/full, every: 5, checkpoint_every_steps: 100,
          checkpoint_every_seconds: 1800, checkpoints_kept: 3}
@@ -229,6 +230,8 @@ petsc_options: [-newton_ksp_type cg, -newton_pc_type jacobi]
   EXPECT_EQ(s.solver.forcing_sigma, 0.5);
   EXPECT_EQ(s.solver.forcing, "preconditioned");
   EXPECT_FALSE(s.solver.best_of_two_guesses);
+  EXPECT_EQ(s.solver.dot.subdomains_per_rank, 3);
+  EXPECT_EQ(s.solver.dot.merge, "symmetric");
   EXPECT_EQ(s.damping.stiffness_beta, 0.01);
   EXPECT_EQ(s.output.directory, "results/full");
   EXPECT_EQ(s.output.every, 5);
@@ -249,6 +252,8 @@ TEST_F(SceneConfigTest, Defaults) {
   EXPECT_EQ(s.time.dt, 1.0 / 24.0);
   EXPECT_EQ(s.time.frames, 2);
   EXPECT_EQ(s.time.max_dt_halvings, 8);
+  EXPECT_EQ(s.solver.dot.subdomains_per_rank, 1);
+  EXPECT_EQ(s.solver.dot.merge, "average");
   ASSERT_EQ(s.bodies.size(), 1u);
   EXPECT_EQ(s.bodies[0].name, "body0");
   EXPECT_EQ(s.discretization, "fem");
@@ -633,6 +638,13 @@ TEST_F(SceneConfigTest, BadMpmInputsNameFileAndKey) {
   const std::string only_mpm = ": only MPM scenes (discretization: mpm) take ";
   const std::vector<BadInput> cases = {
       {"mpm block in a FEM scene", fem + "mpm: {dx: 0.1}\n", {"mpm" + only_mpm + "'mpm'"}},
+      {"dot block in an MPM scene", mpm + "dot: {subdomains_per_rank: 2}\n",
+       {"dot: only FEM scenes (discretization: fem) take 'dot'"}},
+      {"dot method in an MPM scene", mpm + "solver: {method: dot}\n",
+       {"solver.method: 'dot' needs a tet mesh: only FEM scenes (discretization: fem) take it"}},
+      {"no subdomains", fem + "dot: {subdomains_per_rank: 0}\n",
+       {"dot.subdomains_per_rank: expected an integer >= 1, got '0'"}},
+      {"unknown merge", fem + "dot: {merge: sum}\n", {"dot.merge: expected one of average, symmetric, got 'sum'"}},
       {"unknown discretization", fem + "discretization: sph\n",
        {"discretization: expected one of fem, mpm, got 'sph'"}},
       {"no mpm block", "discretization: mpm\n" + fem, {"mpm: required key is missing"}},

@@ -213,10 +213,15 @@ void FemIncrementalPotential::AccumulateElasticHessian(const PetscScalar* xl) {
     bool any_row = false;
     for (int k = 0; k < 16; ++k) any_row |= slots[k] >= 0;
     if (!any_row) continue;
-    const auto& t = mesh.tets[e];
     const auto& beta = model_.Beta(static_cast<int>(e));
-    const Mat3 F = DeformationGradient(TetPositions(xl, t), beta);
-    const Mat9 dPdF = model_.MaterialOf(static_cast<int>(e)).dPdF(F, project_spd_);
+    const ElasticMaterial& material = model_.MaterialOf(static_cast<int>(e));
+    Mat9 dPdF;
+    if (xl) {
+      dPdF = material.dPdF(DeformationGradient(TetPositions(xl, mesh.tets[e]), beta), project_spd_);
+    } else {
+      // B^T (w I_9) B = w (beta^T beta) (x) I_3: the weighted Laplacian of RestShapeMatrix.
+      dPdF = (2.0 * material.Lame().mu + material.Lame().lambda) * Mat9::Identity();
+    }
     const Eigen::Matrix<double, 9, 12> B = DeformationGradientJacobian(beta);
     block.noalias() = model_.RestVolume(static_cast<int>(e)) * (B.transpose() * dPdF * B);
     for (int a = 0; a < 4; ++a)
@@ -267,6 +272,17 @@ void FemIncrementalPotential::Hessian(Vec x, Mat H) {
     ScopedPhase phase(kAssemblyPhase);
     OPTISTEP_PETSC(MatAXPY(H, beta_ / dt_, stiffness_n_, SAME_NONZERO_PATTERN));
   }
+}
+
+Mat FemIncrementalPotential::RestShapeMatrix() {
+  Mat A = NewHessianMatrix();
+  AccumulateElasticHessian(nullptr);
+  const double inv_dt2 = 1.0 / (dt_ * dt_);
+  for (PetscInt l = 0; l < model_.mesh().n_owned; ++l)
+    Eigen::Map<Mat3>(&row_values_[9 * static_cast<size_t>(diagonal_slot_[l])]) +=
+        model_.Mass(static_cast<int>(l)) * inv_dt2 * Mat3::Identity();
+  InsertRows(A);
+  return A;
 }
 
 Mat FemIncrementalPotential::CreateHessian() {

@@ -43,6 +43,12 @@ class FemIncrementalPotential : public IncrementalPotential {
   /// Zeroes the Dirichlet rows of d.
   void Project(Vec d) const override;
   const ElementSets* Elements() const override { return &elements_; }
+  /// M / dt^2 + L (LBFGS-PD, Liu et al. 2017, Sec. 4), L = sum_e V_e w_e (beta_e^T beta_e)
+  /// (x) I_3, the Laplacian of the mesh weighted per tet by w_e = 2 mu + lambda (Pa, the
+  /// P-wave modulus: the rest-shape stiffness of a uniaxial strain), so that L is the
+  /// rest-shape Hessian of linear elasticity exactly for uniaxial strains.
+  Mat RestShapeMatrix() override;
+  double StepSize() const override { return dt_; }
   /// Per body without Dirichlet nodes (IncrementalPotential::RigidMotionResidual): net
   /// force (N) and torque (N m) of the residual over epsilon M_b a_b and epsilon M_b a_b r_b.
   double RigidMotionResidual(double epsilon, Vec x, Vec g) override;
@@ -55,8 +61,9 @@ class FemIncrementalPotential : public IncrementalPotential {
   PetscReal Evaluate(Vec x, Vec g) override;
   /// The Hessian's row layout (owned rows, sorted columns) and each tet's block slots.
   void BuildRowLayout();
-  /// Sums the (projected) elastic blocks of all local tets into the row buffers, which
-  /// it zeroes first; constrained rows and columns are left out.
+  /// Sums the (projected) elastic blocks of all local tets at the local positions xl into
+  /// the row buffers, which it zeroes first; constrained rows and columns are left out.
+  /// xl null: the blocks of RestShapeMatrix's L instead.
   void AccumulateElasticHessian(const PetscScalar* xl);
   /// Inserts the row buffers into M (one sorted row per call) and assembles it.
   void InsertRows(Mat M);

@@ -1,5 +1,7 @@
 #include "solvers/IncrementalPotential.hpp"
 
+#include "core/Error.hpp"
+
 namespace optistep {
 
 const Phase kEnergyPhase("Energy");
@@ -20,6 +22,11 @@ void IncrementalPotential::Gradient(Vec u, Vec g) {
 PetscReal IncrementalPotential::EnergyAndGradient(Vec u, Vec g) {
   ScopedPhase timed(kGradientPhase);
   return Evaluate(u, g);
+}
+
+Mat IncrementalPotential::RestShapeMatrix() {
+  throw InputError("the projective_dynamics initializer (LBFGS-PD) needs a rest shape: only FEM "
+                   "scenes (discretization: fem) have one");
 }
 
 }  // namespace optistep

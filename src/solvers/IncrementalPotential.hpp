@@ -91,6 +91,18 @@ class IncrementalPotential {
     return 0.0;
   }
 
+  /// The rest-shape matrix M / dt^2 + L of LBFGS-PD (Liu, Bouaziz, Kavan 2017, "Quasi-Newton
+  /// Methods for Real-Time Simulation of Hyperelastic Materials", Sec. 4: Projective
+  /// Dynamics' system matrix as the initial Hessian of L-BFGS) for the current step size:
+  /// a new matrix with CreateHessian's layout (block size 3, units of the Hessian), which
+  /// the caller destroys; constrained rows and columns decoupled as in Hessian. It depends
+  /// on dt alone (StepSize), not on u. Collective. The default throws InputError: the
+  /// potential has no rest shape (MPM's grid is rebuilt every step).
+  virtual Mat RestShapeMatrix();
+  /// The current step's dt (s), what RestShapeMatrix depends on; 0 when the potential does
+  /// not say.
+  virtual double StepSize() const { return 0.0; }
+
   /// MPM grid structure, or null (FEM).
   virtual const GridInfo* Grid() const { return nullptr; }
   /// FEM element sets, or null (MPM).

@@ -1,6 +1,7 @@
 #include "solvers/Initializer.hpp"
 
 #include "core/Error.hpp"
+#include "solvers/SubdomainInitializer.hpp"
 
 namespace optistep {
 
@@ -21,6 +22,14 @@ class IdentityInitializer : public InverseHessianInitializer {
     OPTISTEP_PETSC(PetscViewerASCIIPrintf(viewer, "initializer identity (H0 = I)\n"));
   }
 };
+
+/// Collective: r = A^-1 q by ksp; returns its iterations.
+int SolveCountingIterations(KSP ksp, Vec q, Vec r) {
+  OPTISTEP_PETSC(KSPSolve(ksp, q, r));
+  PetscInt its = 0;
+  OPTISTEP_PETSC(KSPGetIterationNumber(ksp, &its));
+  return static_cast<int>(its);
+}
 
 /// LBFGS-H: the lagged SPD-projected Hessian H(u0), solved by a KSP (prefix lbfgsh_).
 class LaggedHessianInitializer : public InverseHessianInitializer {
@@ -61,12 +70,7 @@ class LaggedHessianInitializer : public InverseHessianInitializer {
     CallReadingOptions("lbfgsh_", [&] { return KSPSetUp(ksp_); });
   }
 
-  int Apply(Vec q, Vec r) override {
-    OPTISTEP_PETSC(KSPSolve(ksp_, q, r));
-    PetscInt its = 0;
-    OPTISTEP_PETSC(KSPGetIterationNumber(ksp_, &its));
-    return static_cast<int>(its);
-  }
+  int Apply(Vec q, Vec r) override { return SolveCountingIterations(ksp_, q, r); }
 
   void View(PetscViewer viewer) const override {
     OPTISTEP_PETSC(PetscViewerASCIIPrintf(viewer, "initializer %s: the SPD-projected Hessian at the "
@@ -74,6 +78,8 @@ class LaggedHessianInitializer : public InverseHessianInitializer {
                                           Type()));
     OPTISTEP_PETSC(KSPView(ksp_, viewer));
   }
+
+  Mat LaggedHessian() const override { return H_; }
 
  private:
   MPI_Comm comm_;
@@ -83,19 +89,83 @@ class LaggedHessianInitializer : public InverseHessianInitializer {
   Mat H_ = nullptr;
 };
 
+/// LBFGS-PD: the rest-shape matrix M / dt^2 + L (Liu et al. 2017, Sec. 4), factored by a
+/// KSP (prefix lbfgspd_) when dt first takes a value and again whenever it changes.
+class ProjectiveDynamicsInitializer : public InverseHessianInitializer {
+ public:
+  explicit ProjectiveDynamicsInitializer(MPI_Comm comm) : comm_(comm) {}
+  ~ProjectiveDynamicsInitializer() override {
+    KSPDestroy(&ksp_);
+    MatDestroy(&A_);
+  }
+  const char* Type() const override { return "projective_dynamics"; }
+
+  void SetFromOptions() override {
+    KSPDestroy(&ksp_);
+    ksp_ = CreateCholeskyKsp(comm_, "lbfgspd_", MATSOLVERMUMPS);
+    AbandonableKrylov(ksp_);
+  }
+
+  void SetUp(IncrementalPotential& potential, Vec) override {
+    // The matrix depends on dt alone: factored again only when dt differs from the last
+    // factored one (the first step, a halved step and the step after it).
+    if (A_ && potential.StepSize() == factored_dt_) return;
+    MatDestroy(&A_);
+    A_ = potential.RestShapeMatrix();
+    factored_dt_ = potential.StepSize();
+    OPTISTEP_PETSC(KSPSetOperators(ksp_, A_, A_));
+    CallReadingOptions("lbfgspd_", [&] { return KSPSetUp(ksp_); });
+  }
+
+  int Apply(Vec q, Vec r) override { return SolveCountingIterations(ksp_, q, r); }
+
+  void View(PetscViewer viewer) const override {
+    OPTISTEP_PETSC(PetscViewerASCIIPrintf(viewer, "initializer projective_dynamics: the rest-shape "
+                                                  "matrix M / dt^2 + L (LBFGS-PD, Liu et al. 2017), "
+                                                  "factored once per dt, options prefix -lbfgspd_\n"));
+    OPTISTEP_PETSC(KSPView(ksp_, viewer));
+  }
+
+ private:
+  MPI_Comm comm_;
+  KSP ksp_ = nullptr;
+  Mat A_ = nullptr;
+  double factored_dt_ = 0.0;
+};
+
 }  // namespace
 
+KSP CreateCholeskyKsp(MPI_Comm comm, const std::string& prefix, MatSolverType package) {
+  KSP ksp = nullptr;
+  CallReadingOptions(prefix, [&] {
+    PetscCall(KSPCreate(comm, &ksp));
+    PetscCall(KSPSetOptionsPrefix(ksp, prefix.c_str()));
+    PetscCall(KSPSetType(ksp, KSPPREONLY));
+    PC pc = nullptr;
+    PetscCall(KSPGetPC(ksp, &pc));
+    PetscCall(PCSetType(pc, PCCHOLESKY));
+    PetscCall(PCFactorSetMatSolverType(pc, package));
+    PetscCall(KSPSetFromOptions(ksp));
+    return PetscErrorCode(0);
+  });
+  return ksp;
+}
+
 const std::vector<std::string>& InitializerTypes() {
-  static const std::vector<std::string> types = {"lagged_hessian", "jacobi", "identity"};
+  static const std::vector<std::string> types = {"lagged_hessian", "projective_dynamics", "subdomains",
+                                                 "jacobi", "identity"};
   return types;
 }
 
 std::unique_ptr<InverseHessianInitializer> CreateInitializer(MPI_Comm comm, const std::string& type,
+                                                             const SolverConfig& config,
                                                              const MinimizerDefaults& defaults,
                                                              const std::string& source) {
   if (type == "identity") return std::make_unique<IdentityInitializer>();
   if (type == "lagged_hessian" || type == "jacobi")
     return std::make_unique<LaggedHessianInitializer>(comm, defaults, type == "jacobi");
+  if (type == "projective_dynamics") return std::make_unique<ProjectiveDynamicsInitializer>(comm);
+  if (type == "subdomains") return std::make_unique<SubdomainInitializer>(comm, config.dot, defaults);
   std::string known;
   for (const auto& t : InitializerTypes()) known += (known.empty() ? "" : ", ") + t;
   throw InputError(source + ": '" + type + "' is not an L-BFGS initializer (" + known + ")");

@@ -4,7 +4,7 @@
 // of the recursion, set up once per time step at the step's start. PETSc-style: Create
 // (CreateInitializer), SetFromOptions, SetUp(potential, u0) per step, Apply, View.
 //
-// Types (solver.initializer, -lbfgs_initializer):
+// Types (solver.initializer, -lbfgs_initializer; -dot_initializer):
 //  - identity: H0 = I.
 //  - lagged_hessian (LBFGS-H, the baseline of the HOT and DOT papers): the SPD-projected
 //    Hessian at the step's start, solved by a KSP under the options prefix "lbfgsh_":
@@ -13,7 +13,14 @@
 //    factorization: -lbfgsh_ksp_type preonly -lbfgsh_pc_type cholesky
 //    [-lbfgsh_pc_factor_mat_solver_type mumps|cholmod].
 //  - jacobi: the same lagged Hessian's (block) diagonal alone (preonly + the default PC).
-// Later issues add HOT's V-cycle and DOT's subdomain back-solves as further types.
+//  - projective_dynamics (LBFGS-PD, Liu, Bouaziz, Kavan 2017, Sec. 4; the DOT paper's
+//    baseline): the rest-shape matrix M / dt^2 + L (IncrementalPotential::RestShapeMatrix),
+//    factored once per run and again whenever dt changes (a halved step), under the options
+//    prefix "lbfgspd_": preonly + Cholesky by MUMPS (-lbfgspd_pc_factor_mat_solver_type
+//    cholmod on one rank). FEM only.
+//  - subdomains (DOT, Li et al. 2019): rank-local subdomain back-solves of the lagged
+//    Hessian, merged (solvers/SubdomainInitializer.hpp; options prefix "dot_"). FEM only.
+// HOT's V-cycle is still to come.
 #include <petscksp.h>
 
 #include <memory>
@@ -40,13 +47,24 @@ class InverseHessianInitializer {
   /// iterations the application took.
   virtual int Apply(Vec q, Vec r) = 0;
   virtual void View(PetscViewer viewer) const = 0;
+  /// The SPD-projected Hessian at the step's start when the initializer holds it
+  /// (lagged_hessian, jacobi, subdomains; after SetUp), else null: what DOT's initial step
+  /// length -p^T g / p^T H p needs (LbfgsMinimizer, initial_step lagged_hessian).
+  virtual Mat LaggedHessian() const { return nullptr; }
 };
 
-/// Collective on comm: the initializer named type ("identity", "jacobi",
-/// "lagged_hessian"); InputError naming `source` (the option or scene key) otherwise.
+/// Collective on comm: the initializer named type (InitializerTypes()) with the scene's
+/// solver block as defaults (subdomains: its dot block); InputError naming `source` (the
+/// option or scene key) otherwise.
 std::unique_ptr<InverseHessianInitializer> CreateInitializer(MPI_Comm comm, const std::string& type,
+                                                             const SolverConfig& config,
                                                              const MinimizerDefaults& defaults,
                                                              const std::string& source);
+/// Collective on comm: a KSP under the options prefix `prefix` that solves by one sparse
+/// Cholesky factorization (preonly + cholesky by `package`, MATSOLVERMUMPS or
+/// MATSOLVERCHOLMOD, unless -<prefix>pc_factor_mat_solver_type says otherwise), its options
+/// read; InputError naming a bad option. The caller destroys it.
+KSP CreateCholeskyKsp(MPI_Comm comm, const std::string& prefix, MatSolverType package);
 /// The names CreateInitializer knows, for messages and -help.
 const std::vector<std::string>& InitializerTypes();
 

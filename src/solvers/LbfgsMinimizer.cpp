@@ -6,16 +6,35 @@
 
 namespace optistep {
 
+namespace {
+
+const char* const kInitialSteps[] = {"unit", "lagged_hessian"};
+
+}  // namespace
+
+LbfgsMethod LbfgsMethod::Lbfgs(const SolverConfig& config) {
+  return {"lbfgs", "lbfgs_", "L-BFGS (HOT Alg. 3, DOT Alg. 1)", config.initializer, TAOLINESEARCHMT, "unit"};
+}
+
+LbfgsMethod LbfgsMethod::Dot() {
+  return {"dot",           "dot_",           "DOT: L-BFGS with subdomain back-solves (Li et al. 2019)",
+          "subdomains",    TAOLINESEARCHARMIJO, "lagged_hessian"};
+}
+
 LbfgsMinimizer::LbfgsMinimizer(MPI_Comm comm, const SolverConfig& config,
-                               const MinimizerDefaults& defaults)
-    : Minimizer(comm, "lbfgs_", "L-BFGS (HOT Alg. 3, DOT Alg. 1)", config),
+                               const MinimizerDefaults& defaults, const LbfgsMethod& method)
+    : Minimizer(comm, method.prefix, method.title, config, method.line_search),
+      config_(config),
       defaults_(defaults),
+      type_(method.type),
       window_(config.window),
-      initializer_type_(config.initializer) {}
+      initializer_type_(method.initializer),
+      initial_step_(method.initial_step) {}
 
 LbfgsMinimizer::~LbfgsMinimizer() {
   ClearHistory();
   VecDestroy(&q_);
+  VecDestroy(&Hd_);
 }
 
 void LbfgsMinimizer::ClearHistory() {
@@ -35,21 +54,45 @@ PetscErrorCode LbfgsMinimizer::AddOptions(PetscOptionItems* PetscOptionsObject) 
   window_ = static_cast<int>(window);
   char type[64];
   PetscStrncpy(type, initializer_type_.c_str(), sizeof type);
-  PetscCall(PetscOptionsString("-initializer", "H0^-1: lagged_hessian (LBFGS-H), jacobi, identity "
-                               "(scene: solver.initializer)",
+  PetscCall(PetscOptionsString("-initializer", "H0^-1: lagged_hessian (LBFGS-H), projective_dynamics "
+                               "(LBFGS-PD), subdomains (DOT), jacobi, identity (scene: "
+                               "solver.initializer for lbfgs; dot: subdomains)",
                                "", type, type, sizeof type, nullptr));
   initializer_type_ = type;
+  PetscInt initial_step = initial_step_ == kInitialSteps[1] ? 1 : 0;
+  PetscCall(PetscOptionsEList("-initial_step", "First step length of the line search: unit (1; lbfgs) "
+                              "or lagged_hessian (clamp(-d^T g / d^T H d, 0.1, 1), DOT's code; dot)",
+                              "", kInitialSteps, 2, kInitialSteps[initial_step], &initial_step, nullptr));
+  initial_step_ = kInitialSteps[initial_step];
   return 0;
 }
 
 void LbfgsMinimizer::SetUpObjects() {
-  initializer_ = CreateInitializer(comm_, initializer_type_, defaults_, "-" + prefix_ + "initializer");
+  initializer_ = CreateInitializer(comm_, initializer_type_, config_, defaults_, "-" + prefix_ + "initializer");
   initializer_->SetFromOptions();
 }
 
 void LbfgsMinimizer::ViewMethod(PetscViewer viewer) const {
-  OPTISTEP_PETSC(PetscViewerASCIIPrintf(viewer, "window m %d, pairs with s^T y <= 0 skipped\n", window_));
+  OPTISTEP_PETSC(PetscViewerASCIIPrintf(viewer, "window m %d, pairs with s^T y <= 0 skipped, initial step %s\n",
+                                        window_, initial_step_.c_str()));
   initializer_->View(viewer);
+}
+
+double LbfgsMinimizer::InitialStep(Vec d, double gd) {
+  if (initial_step_ == kInitialSteps[0]) return 1.0;
+  // DOT's code (Optimizer::initStepSize, ALPHAINIT): the minimizer along d of the quadratic
+  // model with the lagged Hessian, kept in [0.1, 1].
+  const Mat H = initializer_->LaggedHessian();
+  if (!H)
+    throw InputError("-" + prefix_ + "initial_step lagged_hessian: the initializer " +
+                     initializer_->Type() + " holds no lagged Hessian (subdomains, lagged_hessian and "
+                     "jacobi do)");
+  if (!Hd_) OPTISTEP_PETSC(VecDuplicate(d, &Hd_));
+  OPTISTEP_PETSC(MatMult(H, d, Hd_));
+  PetscScalar dHd = 0.0;
+  OPTISTEP_PETSC(VecDot(d, Hd_, &dHd));
+  const double alpha = dHd > 0.0 ? -gd / dHd : 1.0;
+  return std::max(0.1, std::min(1.0, alpha));
 }
 
 void LbfgsMinimizer::Direction(Vec g, Vec d, int* inner) {
@@ -80,6 +123,7 @@ SolveReport LbfgsMinimizer::Minimize(IncrementalPotential& potential, Vec u) {
   LayoutChanged(u);
   ClearHistory();
   VecDestroy(&q_);
+  VecDestroy(&Hd_);
   OPTISTEP_PETSC(VecDuplicate(u, &q_));
   Vec g = nullptr, d = nullptr, backup = nullptr, g_old = nullptr;
   OPTISTEP_PETSC(VecDuplicate(u, &g));
@@ -115,10 +159,11 @@ SolveReport LbfgsMinimizer::Minimize(IncrementalPotential& potential, Vec u) {
     if (!(gd < 0.0)) {  // still not downhill: steepest descent
       OPTISTEP_PETSC(VecCopy(g, d));
       OPTISTEP_PETSC(VecScale(d, -1.0));
+      OPTISTEP_PETSC(VecDot(g, d, &gd));
     }
 
     OPTISTEP_PETSC(VecCopy(g, g_old));
-    const LineSearch::Result searched = line_search_.Apply(u, energy, g, d, backup);
+    const LineSearch::Result searched = line_search_.Apply(u, energy, g, d, backup, InitialStep(d, gd));
     ++report.iterations;
     energy = searched.energy;
     if (!searched.decreased) {
@@ -150,7 +195,7 @@ SolveReport LbfgsMinimizer::Minimize(IncrementalPotential& potential, Vec u) {
       VecDestroy(&y);
     }
     residual = termination_.Measure(u, g);
-    Monitor("  lbfgs %3d  E %.10e  |g| %.3e  cn %.3e  rigid %.3e  pairs %d  alpha %.3g\n",
+    Monitor("  %s %3d  E %.10e  |g| %.3e  cn %.3e  rigid %.3e  pairs %d  alpha %.3g\n", type_.c_str(),
             report.iterations, energy, residual.gradient_norm, residual.cn, residual.rigid,
             static_cast<int>(s_.size()), searched.step);
   }

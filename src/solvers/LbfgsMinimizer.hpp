@@ -18,8 +18,17 @@
 //
 // Window m (solver.window, -lbfgs_window): 8 for MPM (HOT Sec. 7.1), 5 for FEM (DOT's
 // code). Options prefix "lbfgs_": -lbfgs_max_it, -lbfgs_termination, -lbfgs_cn_epsilon,
-// -lbfgs_tau, -lbfgs_window, -lbfgs_initializer, -lbfgs_monitor, -lbfgs_view, the line
-// search's -lbfgs_tao_ls_*, and the initializer's own (-lbfgsh_ksp_*, -lbfgsh_pc_*).
+// -lbfgs_tau, -lbfgs_window, -lbfgs_initializer, -lbfgs_initial_step, -lbfgs_monitor,
+// -lbfgs_view, the line search's -lbfgs_tao_ls_*, and the initializer's own
+// (-lbfgsh_ksp_*, -lbfgsh_pc_*; -lbfgspd_*; -dot_*).
+//
+// Two methods are this class (LbfgsMethod): lbfgs (LBFGS-H by default, the strong-Wolfe
+// search from alpha = 1) and dot (DOT, Li et al. 2019: the subdomain initializer,
+// solvers/SubdomainInitializer.hpp, and DOT's line search: backtracking (armijo) from
+// alpha0 = clamp(-d^T g / d^T H d, 0.1, 1) with H the lagged Hessian, as DOT's code does
+// (Optimizer::initStepSize with ALPHAINIT, then halving on E), options prefix "dot_").
+// DOT's code accepts any decrease of E (Optimizer::lineSearch, armijoParam 0); PETSc's
+// armijo asks for 1e-4 alpha g^T d of it (-dot_tao_ls_armijo_sigma).
 #include <memory>
 #include <string>
 #include <vector>
@@ -29,14 +38,34 @@
 
 namespace optistep {
 
+/// What tells the methods built on LbfgsMinimizer apart: their defaults.
+struct LbfgsMethod {
+  std::string type;         ///< the method's name (solver.method, the step line, stats.csv)
+  std::string prefix;       ///< options prefix
+  std::string title;        ///< heading of -help
+  std::string initializer;  ///< H0^-1 (InitializerTypes()) unless -<prefix>initializer
+  const char* line_search;  ///< TaoLineSearch type unless -<prefix>tao_ls_type
+  /// First step length tried: "unit" (alpha = 1) or "lagged_hessian" (DOT's
+  /// clamp(-d^T g / d^T H d, 0.1, 1)) unless -<prefix>initial_step.
+  std::string initial_step;
+
+  /// L-BFGS (HOT Alg. 3, DOT Alg. 1) with the scene's solver.initializer (LBFGS-H by default).
+  static LbfgsMethod Lbfgs(const SolverConfig& config);
+  /// DOT (Li et al. 2019): subdomain back-solves, armijo from the lagged-Hessian step.
+  static LbfgsMethod Dot();
+};
+
 class LbfgsMinimizer : public Minimizer {
  public:
   /// Collective on comm: Create, with the scene's solver block (window, initializer, ...)
-  /// and the discretization's defaults as the defaults.
-  LbfgsMinimizer(MPI_Comm comm, const SolverConfig& config, const MinimizerDefaults& defaults);
+  /// and the discretization's defaults as the defaults; method: lbfgs or dot.
+  LbfgsMinimizer(MPI_Comm comm, const SolverConfig& config, const MinimizerDefaults& defaults,
+                 const LbfgsMethod& method);
   ~LbfgsMinimizer() override;
 
-  const char* Type() const override { return "lbfgs"; }
+  const char* Type() const override { return type_.c_str(); }
+  /// The initializer, for tests and diagnostics (after SetUp).
+  InverseHessianInitializer& initializer() { return *initializer_; }
   SolveReport Minimize(IncrementalPotential& potential, Vec u) override;
 
  private:
@@ -46,15 +75,22 @@ class LbfgsMinimizer : public Minimizer {
   /// Collective: d = -H g by the two-loop recursion over the stored pairs, with H0^-1
   /// between the loops; adds the initializer's inner iterations to *inner.
   void Direction(Vec g, Vec d, int* inner);
+  /// Collective: the step length the line search tries first along d from gradient g
+  /// (initial_step_; gd = g^T d < 0).
+  double InitialStep(Vec d, double gd);
   void ClearHistory();
 
+  SolverConfig config_;
   MinimizerDefaults defaults_;
+  std::string type_;
   int window_;
   std::string initializer_type_;
+  std::string initial_step_;
   std::unique_ptr<InverseHessianInitializer> initializer_;
   std::vector<Vec> s_, y_;    ///< the pairs, oldest first
   std::vector<double> rho_;   ///< 1 / (y^T s) per pair
   Vec q_ = nullptr;           ///< recursion work vector
+  Vec Hd_ = nullptr;          ///< H d, for the lagged-Hessian initial step
 };
 
 }  // namespace optistep

@@ -40,7 +40,8 @@ PetscErrorCode Objective(TaoLineSearch, Vec x, PetscReal* f, void* ctx) {
 
 }  // namespace
 
-LineSearch::LineSearch(MPI_Comm comm, const std::string& prefix) : comm_(comm), prefix_(prefix) {}
+LineSearch::LineSearch(MPI_Comm comm, const std::string& prefix, const char* default_type)
+    : comm_(comm), prefix_(prefix), default_type_(default_type) {}
 
 LineSearch::~LineSearch() { TaoLineSearchDestroy(&tao_ls_); }
 
@@ -48,15 +49,23 @@ void LineSearch::Reset() {
   TaoLineSearchDestroy(&tao_ls_);
   OPTISTEP_PETSC(TaoLineSearchCreate(comm_, &tao_ls_));
   OPTISTEP_PETSC(TaoLineSearchSetOptionsPrefix(tao_ls_, prefix_.c_str()));
-  OPTISTEP_PETSC(TaoLineSearchSetType(tao_ls_, TAOLINESEARCHMT));
+  OPTISTEP_PETSC(TaoLineSearchSetType(tao_ls_, default_type_));
   OPTISTEP_PETSC(TaoLineSearchSetFromOptions(tao_ls_));
   potential_ = nullptr;
 }
 
 void LineSearch::SetPotential(IncrementalPotential* potential) {
   potential_ = potential;
+  // Armijo's reference value is the energy of its last accepted step, which belongs to the
+  // previous solve (another time step's potential). More-Thuente keeps nothing.
+  OPTISTEP_PETSC(TaoLineSearchReset(tao_ls_));
   OPTISTEP_PETSC(TaoLineSearchSetObjectiveAndGradientRoutine(tao_ls_, ObjectiveAndGradient, potential));
-  OPTISTEP_PETSC(TaoLineSearchSetObjectiveRoutine(tao_ls_, Objective, potential));
+  // Armijo evaluates E alone at its trials when it may, then the gradient at the accepted
+  // one: two passes over the elements where the first trial is taken (DOT: nearly always);
+  // without E alone each trial is one pass. More-Thuente always asks for both.
+  PetscBool armijo = PETSC_FALSE;
+  OPTISTEP_PETSC(PetscObjectTypeCompare(reinterpret_cast<PetscObject>(tao_ls_), TAOLINESEARCHARMIJO, &armijo));
+  if (!armijo) OPTISTEP_PETSC(TaoLineSearchSetObjectiveRoutine(tao_ls_, Objective, potential));
 }
 
 LineSearch::Result LineSearch::Apply(Vec u, double energy, Vec g, Vec d, Vec backup,
@@ -71,13 +80,21 @@ LineSearch::Result LineSearch::Apply(Vec u, double energy, Vec g, Vec d, Vec bac
     OPTISTEP_PETSC(TaoLineSearchApply(tao_ls_, u, &f, g, d, &step, &reason));
   }
   result.step = step;
+  // A search that halts without success (armijo: too many halvings) may leave u where it
+  // was, with f the energy of its last rejected trial; More-Thuente always moves u.
+  bool stayed = false;
+  if (reason != TAOLINESEARCH_SUCCESS && reason >= 0) {
+    PetscBool equal = PETSC_FALSE;
+    OPTISTEP_PETSC(VecEqual(u, backup, &equal));
+    stayed = equal == PETSC_TRUE;
+  }
   // Accepted: E fell, or PETSc's search met its conditions (a positive reason) with E
   // unchanged up to the round-off of evaluating it, where near the minimum (|g|^2 / lambda
   // below eps_mach |E|) only the gradient still tells iterates apart. A larger rise is
   // never accepted, whatever the reason: the MT search can stop on a positive halting
   // reason (function evaluations, step bounds) at a point above the entry energy.
   const double round_off = kEnergyRoundOff * std::max(std::abs(energy), std::abs(static_cast<double>(f)));
-  const bool accepted = f < energy || (reason >= 0 && f - energy <= round_off);
+  const bool accepted = !stayed && (f < energy || (reason >= 0 && f - energy <= round_off));
   if (!accepted) {
     // No decrease: back to the entry iterate and its gradient.
     OPTISTEP_PETSC(VecCopy(backup, u));

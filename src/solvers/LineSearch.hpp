@@ -2,7 +2,8 @@
 // The line search every minimizer shares: PETSc's TaoLineSearch on E along a direction d,
 // "more-thuente" by default (the strong Wolfe conditions, c1 = 1e-4, c2 = 0.9, trying the
 // initial step first; Gast et al. 2015, Sec. 3.1), any TaoLineSearch type by option
-// (-<prefix>tao_ls_type armijo is backtracking). Timed as the phase LineSearch.
+// (-<prefix>tao_ls_type armijo is backtracking: halving from the initial step until
+// E(u + alpha d) <= E(u) + 1e-4 alpha g^T d; DOT's default). Timed as the phase LineSearch.
 #include <petsctao.h>
 
 #include <string>
@@ -23,8 +24,9 @@ class LineSearch {
     bool nan = false;        ///< the search met a NaN energy
   };
 
-  /// Collective on comm; options prefix of the owning minimizer ("newton_").
-  LineSearch(MPI_Comm comm, const std::string& prefix);
+  /// Collective on comm; options prefix of the owning minimizer ("newton_"); the type
+  /// unless -<prefix>tao_ls_type says otherwise.
+  LineSearch(MPI_Comm comm, const std::string& prefix, const char* default_type = TAOLINESEARCHMT);
   ~LineSearch();
   LineSearch(const LineSearch&) = delete;
   LineSearch& operator=(const LineSearch&) = delete;
@@ -33,7 +35,9 @@ class LineSearch {
   /// Called at set-up and whenever the vector layout changes (MPM: every step), since the
   /// search keeps work vectors of the old size.
   void Reset();
-  /// Collective: the potential whose energy and gradient the next searches evaluate.
+  /// Collective: the potential whose energy and gradient the next searches evaluate (once
+  /// per solve). Clears what a search type keeps between searches (armijo's reference
+  /// energies), so nothing carries over from an earlier solve.
   void SetPotential(IncrementalPotential* potential);
   /// Collective: searches u + alpha d from alpha = initial_step. On entry energy = E(u) and
   /// g = grad E(u); on return u, g and Result::energy are the accepted iterate's, or, when
@@ -46,6 +50,7 @@ class LineSearch {
  private:
   MPI_Comm comm_;
   std::string prefix_;
+  const char* default_type_;
   TaoLineSearch tao_ls_ = nullptr;
   IncrementalPotential* potential_ = nullptr;
 };

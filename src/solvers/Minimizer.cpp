@@ -11,12 +11,12 @@
 namespace optistep {
 
 Minimizer::Minimizer(MPI_Comm comm, std::string prefix, std::string options_title,
-                     const SolverConfig& config)
+                     const SolverConfig& config, const char* line_search_type)
     : comm_(comm),
       prefix_(std::move(prefix)),
       options_title_(std::move(options_title)),
       termination_(config),
-      line_search_(comm, prefix_),
+      line_search_(comm, prefix_, line_search_type),
       max_iterations_(config.max_iterations) {}
 
 Minimizer::~Minimizer() = default;

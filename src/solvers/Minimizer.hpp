@@ -82,8 +82,10 @@ class Minimizer {
   virtual SolveReport Minimize(IncrementalPotential& potential, Vec u) = 0;
 
  protected:
-  /// options_title: the heading -help prints for this minimizer's options.
-  Minimizer(MPI_Comm comm, std::string prefix, std::string options_title, const SolverConfig& config);
+  /// options_title: the heading -help prints for this minimizer's options;
+  /// line_search_type: the TaoLineSearch type unless -<prefix>tao_ls_type says otherwise.
+  Minimizer(MPI_Comm comm, std::string prefix, std::string options_title, const SolverConfig& config,
+            const char* line_search_type = TAOLINESEARCHMT);
 
   /// The method's own options (inside the options block, after the shared ones).
   virtual PetscErrorCode AddOptions(PetscOptionItems* PetscOptionsObject) = 0;

@@ -14,8 +14,8 @@ PetscErrorCode ReadMethodOption(MPI_Comm comm, std::string* method, PetscBool* s
   char name[64];
   PetscStrncpy(name, method->c_str(), sizeof name);
   PetscOptionsBegin(comm, "solver_", "Minimizer of each time step", "Minimizer");
-  PetscCall(PetscOptionsString("-method", "newton (PN-PCG, Gast et al. 2015) or lbfgs (L-BFGS; LBFGS-H by "
-                               "default) (scene: solver.method)",
+  PetscCall(PetscOptionsString("-method", "newton (PN-PCG, Gast et al. 2015), lbfgs (L-BFGS; LBFGS-H by "
+                               "default) or dot (DOT, Li et al. 2019; FEM) (scene: solver.method)",
                                "", name, name, sizeof name, set));
   PetscOptionsEnd();
   *method = name;
@@ -31,7 +31,7 @@ std::string KnownNames() {
 }  // namespace
 
 const std::vector<std::string>& MinimizerTypes() {
-  static const std::vector<std::string> types = {"newton", "lbfgs"};
+  static const std::vector<std::string> types = {"newton", "lbfgs", "dot"};
   return types;
 }
 
@@ -47,7 +47,9 @@ std::unique_ptr<Minimizer> CreateMinimizer(MPI_Comm comm, const SolverConfig& co
                      method + "' is not a minimizer (" + KnownNames() + ")");
   std::unique_ptr<Minimizer> minimizer;
   if (method == "lbfgs")
-    minimizer = std::make_unique<LbfgsMinimizer>(comm, config, defaults);
+    minimizer = std::make_unique<LbfgsMinimizer>(comm, config, defaults, LbfgsMethod::Lbfgs(config));
+  else if (method == "dot")
+    minimizer = std::make_unique<LbfgsMinimizer>(comm, config, defaults, LbfgsMethod::Dot());
   else
     minimizer = std::make_unique<NewtonMinimizer>(comm, config, defaults);
   minimizer->SetFromOptions();

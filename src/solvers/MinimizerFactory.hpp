@@ -1,7 +1,8 @@
 #pragma once
 // Picks the minimizer of a time step by name: the scene's solver.method, overridden by
 // -solver_method. Names: newton (projected Newton, PN-PCG), lbfgs (L-BFGS with an
-// initializer; LBFGS-H by default). HOT and DOT join here as further names.
+// initializer; LBFGS-H by default), dot (DOT: L-BFGS with subdomain back-solves, FEM). HOT
+// joins here as a further name.
 #include <memory>
 #include <string>
 #include <vector>
