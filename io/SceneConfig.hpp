@@ -167,7 +167,7 @@ struct TimeConfig {
 /// 2020). These are the defaults of the minimizer's options (-newton_*, -lbfgs_*; README
 /// "Solver options"), which override them.
 struct SolverConfig {
-  std::string method = "newton";  ///< newton | lbfgs (src/solvers/MinimizerFactory.hpp)
+  std::string method = "newton";  ///< newton | newton_mg | lbfgs | hot (src/solvers/MinimizerFactory.hpp)
   /// Termination: "characteristic_norm" (default) or "absolute" (Gast's tau).
   std::string termination = "characteristic_norm";
   /// Characteristic-norm epsilon. When the scene does not give it: 1e-5 for FEM (DOT, Li
@@ -196,9 +196,19 @@ struct SolverConfig {
   /// L-BFGS history size m: 5 for FEM (DOT's code), 8 for MPM (HOT, Wang et al. 2020, Sec.
   /// 7.1) when the scene does not give it.
   int window = 5;
-  /// L-BFGS initial inverse Hessian: lagged_hessian (LBFGS-H) | jacobi | identity
-  /// (src/solvers/Initializer.hpp).
-  std::string initializer = "lagged_hessian";
+  /// L-BFGS initial inverse Hessian: lagged_hessian (LBFGS-H) | jacobi | identity |
+  /// vcycle (src/solvers/Initializer.hpp). Empty: lagged_hessian for method lbfgs, vcycle
+  /// for method hot.
+  std::string initializer;
+  /// Multigrid on the MPM grid (method hot's V-cycle, newton_mg's preconditioner;
+  /// src/solvers/GridMultigrid.hpp): number of levels, the finest included (3, HOT, Wang
+  /// et al. 2020, Sec. 7.1), integer >= 1.
+  int mg_levels = 3;
+  /// Prolongation by node embedding: "linear" (HOT Sec. 4) or "quadratic" (HOT's ablation).
+  std::string mg_embedding = "linear";
+  /// The scene file, for messages that name a solver key found wrong only during the run
+  /// (set by ReadSceneConfig; not a key).
+  std::string scene_path;
 };
 
 /// Lagged Rayleigh damping (Gast Sec. 4.2): stiffness-proportional coefficient beta (s).

@@ -1,6 +1,7 @@
 #include "solvers/Initializer.hpp"
 
 #include "core/Error.hpp"
+#include "solvers/MultigridInitializer.hpp"
 
 namespace optistep {
 
@@ -86,14 +87,16 @@ class LaggedHessianInitializer : public InverseHessianInitializer {
 }  // namespace
 
 const std::vector<std::string>& InitializerTypes() {
-  static const std::vector<std::string> types = {"lagged_hessian", "jacobi", "identity"};
+  static const std::vector<std::string> types = {"lagged_hessian", "jacobi", "identity", "vcycle"};
   return types;
 }
 
 std::unique_ptr<InverseHessianInitializer> CreateInitializer(MPI_Comm comm, const std::string& type,
+                                                             const SolverConfig& config,
                                                              const MinimizerDefaults& defaults,
                                                              const std::string& source) {
   if (type == "identity") return std::make_unique<IdentityInitializer>();
+  if (type == "vcycle") return std::make_unique<MultigridInitializer>(comm, config);
   if (type == "lagged_hessian" || type == "jacobi")
     return std::make_unique<LaggedHessianInitializer>(comm, defaults, type == "jacobi");
   std::string known;

@@ -13,7 +13,9 @@
 //    factorization: -lbfgsh_ksp_type preonly -lbfgsh_pc_type cholesky
 //    [-lbfgsh_pc_factor_mat_solver_type mumps|cholmod].
 //  - jacobi: the same lagged Hessian's (block) diagonal alone (preonly + the default PC).
-// Later issues add HOT's V-cycle and DOT's subdomain back-solves as further types.
+//  - vcycle (HOT): one V-cycle of a Galerkin multigrid on the MPM grid
+//    (solvers/MultigridInitializer.hpp), options prefix "hot_".
+// DOT's subdomain back-solves will be a further type.
 #include <petscksp.h>
 
 #include <memory>
@@ -32,6 +34,9 @@ class InverseHessianInitializer {
   virtual ~InverseHessianInitializer() = default;
   /// The type as in solver.initializer.
   virtual const char* Type() const = 0;
+  /// The Hessian storage the type needs (MATAIJ for MatPtAP), or null for the
+  /// discretization's default; -hessian_mat_type overrides either.
+  virtual const char* HessianType() const { return nullptr; }
   /// Collective: reads the type's own options (its KSP's prefix).
   virtual void SetFromOptions() {}
   /// Collective: builds H0^-1 for the step whose start is u0.
@@ -43,8 +48,10 @@ class InverseHessianInitializer {
 };
 
 /// Collective on comm: the initializer named type ("identity", "jacobi",
-/// "lagged_hessian"); InputError naming `source` (the option or scene key) otherwise.
+/// "lagged_hessian", "vcycle"), with the scene's solver block and the discretization's
+/// defaults; InputError naming `source` (the option or scene key) otherwise.
 std::unique_ptr<InverseHessianInitializer> CreateInitializer(MPI_Comm comm, const std::string& type,
+                                                             const SolverConfig& config,
                                                              const MinimizerDefaults& defaults,
                                                              const std::string& source);
 /// The names CreateInitializer knows, for messages and -help.

@@ -7,11 +7,18 @@
 namespace optistep {
 
 LbfgsMinimizer::LbfgsMinimizer(MPI_Comm comm, const SolverConfig& config,
-                               const MinimizerDefaults& defaults)
-    : Minimizer(comm, "lbfgs_", "L-BFGS (HOT Alg. 3, DOT Alg. 1)", config),
+                               const MinimizerDefaults& defaults, const std::string& type)
+    : Minimizer(comm, type + "_",
+                type == "hot" ? "HOT: L-BFGS with a multigrid V-cycle initializer (Wang et al. 2020, Alg. 3)"
+                              : "L-BFGS (HOT Alg. 3, DOT Alg. 1)",
+                config),
+      type_(type),
       defaults_(defaults),
+      config_(config),
       window_(config.window),
-      initializer_type_(config.initializer) {}
+      initializer_type_(!config.initializer.empty() ? config.initializer
+                        : type == "hot"             ? "vcycle"
+                                                    : "lagged_hessian") {}
 
 LbfgsMinimizer::~LbfgsMinimizer() {
   ClearHistory();
@@ -35,15 +42,15 @@ PetscErrorCode LbfgsMinimizer::AddOptions(PetscOptionItems* PetscOptionsObject) 
   window_ = static_cast<int>(window);
   char type[64];
   PetscStrncpy(type, initializer_type_.c_str(), sizeof type);
-  PetscCall(PetscOptionsString("-initializer", "H0^-1: lagged_hessian (LBFGS-H), jacobi, identity "
-                               "(scene: solver.initializer)",
+  PetscCall(PetscOptionsString("-initializer", "H0^-1: lagged_hessian (LBFGS-H), jacobi, identity, "
+                               "vcycle (HOT) (scene: solver.initializer)",
                                "", type, type, sizeof type, nullptr));
   initializer_type_ = type;
   return 0;
 }
 
 void LbfgsMinimizer::SetUpObjects() {
-  initializer_ = CreateInitializer(comm_, initializer_type_, defaults_, "-" + prefix_ + "initializer");
+  initializer_ = CreateInitializer(comm_, initializer_type_, config_, defaults_, "-" + prefix_ + "initializer");
   initializer_->SetFromOptions();
 }
 

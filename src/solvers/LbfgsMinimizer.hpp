@@ -20,6 +20,10 @@
 // code). Options prefix "lbfgs_": -lbfgs_max_it, -lbfgs_termination, -lbfgs_cn_epsilon,
 // -lbfgs_tau, -lbfgs_window, -lbfgs_initializer, -lbfgs_monitor, -lbfgs_view, the line
 // search's -lbfgs_tao_ls_*, and the initializer's own (-lbfgsh_ksp_*, -lbfgsh_pc_*).
+//
+// HOT (solver.method: hot; Wang et al. 2020, Alg. 3) is this minimizer under the name and
+// options prefix "hot_" (-hot_window, -hot_max_it, -hot_monitor, ...) whose initializer is
+// by default the V-cycle (solvers/MultigridInitializer.hpp, also prefix "hot_").
 #include <memory>
 #include <string>
 #include <vector>
@@ -32,11 +36,15 @@ namespace optistep {
 class LbfgsMinimizer : public Minimizer {
  public:
   /// Collective on comm: Create, with the scene's solver block (window, initializer, ...)
-  /// and the discretization's defaults as the defaults.
-  LbfgsMinimizer(MPI_Comm comm, const SolverConfig& config, const MinimizerDefaults& defaults);
+  /// and the discretization's defaults as the defaults. type: "lbfgs" or "hot" (the name
+  /// and options prefix; hot's initializer defaults to "vcycle", lbfgs's to
+  /// "lagged_hessian", when solver.initializer is not given).
+  LbfgsMinimizer(MPI_Comm comm, const SolverConfig& config, const MinimizerDefaults& defaults,
+                 const std::string& type = "lbfgs");
   ~LbfgsMinimizer() override;
 
-  const char* Type() const override { return "lbfgs"; }
+  const char* Type() const override { return type_.c_str(); }
+  const char* HessianType() const override { return initializer_ ? initializer_->HessianType() : nullptr; }
   SolveReport Minimize(IncrementalPotential& potential, Vec u) override;
 
  private:
@@ -48,7 +56,9 @@ class LbfgsMinimizer : public Minimizer {
   void Direction(Vec g, Vec d, int* inner);
   void ClearHistory();
 
+  std::string type_;
   MinimizerDefaults defaults_;
+  SolverConfig config_;
   int window_;
   std::string initializer_type_;
   std::unique_ptr<InverseHessianInitializer> initializer_;

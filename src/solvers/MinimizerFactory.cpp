@@ -14,8 +14,8 @@ PetscErrorCode ReadMethodOption(MPI_Comm comm, std::string* method, PetscBool* s
   char name[64];
   PetscStrncpy(name, method->c_str(), sizeof name);
   PetscOptionsBegin(comm, "solver_", "Minimizer of each time step", "Minimizer");
-  PetscCall(PetscOptionsString("-method", "newton (PN-PCG, Gast et al. 2015) or lbfgs (L-BFGS; LBFGS-H by "
-                               "default) (scene: solver.method)",
+  PetscCall(PetscOptionsString("-method", "newton (PN-PCG, Gast et al. 2015), newton_mg (PN-MGPCG), lbfgs "
+                               "(L-BFGS; LBFGS-H by default) or hot (Wang et al. 2020) (scene: solver.method)",
                                "", name, name, sizeof name, set));
   PetscOptionsEnd();
   *method = name;
@@ -31,7 +31,7 @@ std::string KnownNames() {
 }  // namespace
 
 const std::vector<std::string>& MinimizerTypes() {
-  static const std::vector<std::string> types = {"newton", "lbfgs"};
+  static const std::vector<std::string> types = {"newton", "newton_mg", "lbfgs", "hot"};
   return types;
 }
 
@@ -45,11 +45,14 @@ std::unique_ptr<Minimizer> CreateMinimizer(MPI_Comm comm, const SolverConfig& co
   if (std::find(known.begin(), known.end(), method) == known.end())
     throw InputError((set ? std::string("-solver_method") : scene_path + ": solver.method") + ": '" +
                      method + "' is not a minimizer (" + KnownNames() + ")");
+  if ((method == "hot" || method == "newton_mg") && !defaults.grid)
+    throw InputError((set ? std::string("-solver_method") : scene_path + ": solver.method") + ": '" + method +
+                     "' needs the MPM grid (its multigrid embeds grid nodes); expected discretization: mpm");
   std::unique_ptr<Minimizer> minimizer;
-  if (method == "lbfgs")
-    minimizer = std::make_unique<LbfgsMinimizer>(comm, config, defaults);
+  if (method == "lbfgs" || method == "hot")
+    minimizer = std::make_unique<LbfgsMinimizer>(comm, config, defaults, method);
   else
-    minimizer = std::make_unique<NewtonMinimizer>(comm, config, defaults);
+    minimizer = std::make_unique<NewtonMinimizer>(comm, config, defaults, method);
   minimizer->SetFromOptions();
   minimizer->SetUp();
   return minimizer;

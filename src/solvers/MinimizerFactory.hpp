@@ -1,7 +1,9 @@
 #pragma once
 // Picks the minimizer of a time step by name: the scene's solver.method, overridden by
-// -solver_method. Names: newton (projected Newton, PN-PCG), lbfgs (L-BFGS with an
-// initializer; LBFGS-H by default). HOT and DOT join here as further names.
+// -solver_method. Names: newton (projected Newton, PN-PCG), newton_mg (PN-MGPCG: newton
+// preconditioned by the grid multigrid; MPM), lbfgs (L-BFGS with an initializer; LBFGS-H
+// by default), hot (L-BFGS with HOT's V-cycle initializer; MPM). DOT joins here as a
+// further name.
 #include <memory>
 #include <string>
 #include <vector>
