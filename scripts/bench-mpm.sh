@@ -38,7 +38,10 @@
 # Environment: BUILD_DIR (default build), MPIEXEC (default mpiexec), RANKS (default
 #   "1 2"), VARIANTS (default "pn pnmf pnmg lbfgsh hot"), E_MIDS (default "1e5 1e7 1e9"), BAR_FRAMES (default 4 of 48: 8 steps, the
 #   first 30 degrees of the twist), TIME_LIMIT (seconds per run, default 150; a run cut
-#   off is reported with the steps it finished), HOT_FULL (default 0).
+#   off is reported with the steps it finished), HOT_FULL (default 0), SETS (further
+#   --set overrides for every run, space-separated; e.g. the reference code's step for
+#   the side-by-side of issue 11: SETS="time.dt=0.004166666666666667" BAR_FRAMES=12
+#   E_MIDS=1e8 VARIANTS="pnmf hot" RANKS=2).
 # Output: out/bench/mpm_<variant>_E<E>_np<N>/ (stats.csv, log_view.txt, run.txt),
 #   out/bench/mpm_transfer_dx*.txt, the tables, as markdown, on stdout and in
 #   out/bench/mpm.md, and the runs' rows as out/bench/mpm_runs.csv.
@@ -53,6 +56,8 @@ e_mids=${E_MIDS:-"1e5 1e7 1e9"}
 bar_frames=${BAR_FRAMES:-4}
 time_limit=${TIME_LIMIT:-150}
 hot_full=${HOT_FULL:-0}
+extra_sets=()
+for s in ${SETS:-}; do extra_sets+=(--set "$s"); done
 scene=configs/hot_twisting_bar_coarse.yaml
 out=$root/out/bench
 if [[ $(id -u) -eq 0 ]]; then
@@ -99,7 +104,7 @@ for variant in $variants; do
       timeout "$time_limit" "$mpiexec" --oversubscribe -n "$np" \
         /usr/bin/time -a -o "$dir/rss.txt" -f "%M" "$build/src/optistep" run "$scene" \
         --quiet --set time.frames="$bar_frames" --set bodies.1.material.E="$e_mid" \
-        --set mpm.matrix_free="$mf" --set solver.method="$solver" \
+        --set mpm.matrix_free="$mf" --set solver.method="$solver" ${extra_sets[@]+"${extra_sets[@]}"} \
         --set "output={directory: $dir, every: 1000000}" \
         -log_view ":$dir/log_view.txt" >"$dir/run.txt" 2>&1 || status=$?
       note=""
@@ -182,7 +187,7 @@ fi
   echo "## MPM benchmark ($(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), BLAS $(blas_name))"
   echo
   echo "Twisting bar (HOT Fig. 20), dx = 0.015 m, $particles particles, SHORTENED to" \
-       "$bar_frames of 48 frames. Phase columns: mean seconds per step (share of the step's" \
+       "$bar_frames of 48 frames${SETS:+, with --set $SETS}. Phase columns: mean seconds per step (share of the step's" \
        "wall time), each the maximum over ranks; Energy and Gradient calls are inside" \
        "LineSearch or rest; InitializerSetUp (LBFGS-H's and HOT's Hessian at the step's" \
        "start) contains that Hessian, its Assembly and HOT's HierarchyBuild (prolongations," \
