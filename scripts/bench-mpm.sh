@@ -132,15 +132,15 @@ for variant in $variants; do
         row+=" | $(share "$(column_mean "$csv" "t_$phase")" "$wall")"
         csv_row+=",$(column_mean "$csv" "t_$phase")"
       done
-      # Top-level phases only: InitializerSetUp holds its Hessian, Assembly and
-      # HierarchyBuild (HOT), InitializerApply the V-cycles; HierarchyBuild is top-level
-      # for PN-MGPCG.
+      # Top-level phases only: Hessian holds its Assembly; InitializerSetUp holds its
+      # Hessian and HierarchyBuild (HOT), InitializerApply the V-cycles; HierarchyBuild is
+      # top-level for PN-MGPCG.
       rest=$(awk -v w="$wall" -v h="$(column_mean "$csv" t_Hessian)" \
-        -v a="$(column_mean "$csv" t_Assembly)" -v l="$(column_mean "$csv" t_LinearSolve)" \
+        -v l="$(column_mean "$csv" t_LinearSolve)" \
         -v s="$(column_mean "$csv" t_LineSearch)" -v ia="$(column_mean "$csv" t_InitializerApply)" \
         -v hb="$(column_mean "$csv" t_HierarchyBuild)" \
         -v p="$(column_mean "$csv" t_P2G)" -v g="$(column_mean "$csv" t_G2P)" \
-        'BEGIN { r = w - h - a - l - s - ia - hb - p - g; print (r > 0 ? r : 0) }')
+        'BEGIN { r = w - h - l - s - ia - hb - p - g; print (r > 0 ? r : 0) }')
       row+=" | $(share "$rest" "$wall") | $note"
       echo "$row |" >>"$runs_md"
       echo "$csv_row,$note" >>"$runs_csv"
@@ -189,11 +189,12 @@ fi
   echo "Twisting bar (HOT Fig. 20), dx = 0.015 m, $particles particles, SHORTENED to" \
        "$bar_frames of 48 frames${SETS:+, with --set $SETS}. Phase columns: mean seconds per step (share of the step's" \
        "wall time), each the maximum over ranks; Energy and Gradient calls are inside" \
-       "LineSearch or rest; InitializerSetUp (LBFGS-H's and HOT's Hessian at the step's" \
+       "LineSearch or rest; Hessian contains its Assembly (MatAssemblyEnd, with the wait" \
+       "for the slowest rank); InitializerSetUp (LBFGS-H's and HOT's Hessian at the step's" \
        "start) contains that Hessian, its Assembly and HOT's HierarchyBuild (prolongations," \
        "Galerkin products, smoother set-up); InitializerApply contains HOT's VCycle;" \
        "PN-MGPCG's HierarchyBuild (every Newton iteration) is top-level. max RSS: peak" \
-       "resident memory of the busiest rank. rest = wall - Hessian - Assembly -" \
+       "resident memory of the busiest rank. rest = wall - Hessian -" \
        "LinearSolve - LineSearch - InitializerApply - HierarchyBuild - P2G - G2P: halo exchange," \
        "constraints, the start's energy and gradients, F update, migration. For" \
        "PN-PCG(MF), Hessian is the per-particle dP/dF precompute and the products are in" \
