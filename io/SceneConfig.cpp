@@ -310,6 +310,7 @@ std::vector<T> ParseList(const Field& list, ParseItem parse_item) {
 const Names kMaterialModels = {"fixed_corotated", "stable_neo_hookean", "linear"};
 const Names kTerminations = {"characteristic_norm", "absolute"};
 const Names kForcings = {"gradient", "characteristic_norm", "preconditioned"};
+const Names kEmbeddings = {"linear", "quadratic"};
 const Names kDiscretizations = {"fem", "mpm"};
 const Names kDotMerges = {"average", "symmetric"};
 const Names kBoundaries = {"sticky", "slip"};
@@ -575,7 +576,7 @@ SolverConfig ParseSolver(const Field& f, bool mpm) {
   const MapView m(f, {"method", "termination", "cn_epsilon", "rigid_epsilon", "tau",
                       "max_iterations", "kappa",
                       "step_clamp", "forcing_sigma", "forcing", "best_of_two_guesses", "window",
-                      "initializer"});
+                      "initializer", "mg_levels", "mg_embedding"});
   SolverConfig solver;
   if (mpm) {
     solver.cn_epsilon = kMpmCnEpsilon;
@@ -599,6 +600,8 @@ SolverConfig ParseSolver(const Field& f, bool mpm) {
   m.Read("best_of_two_guesses", solver.best_of_two_guesses);
   m.Read("window", solver.window, kPositiveInteger);
   m.Read("initializer", solver.initializer);
+  m.Read("mg_levels", solver.mg_levels, kPositiveInteger);
+  m.Read("mg_embedding", solver.mg_embedding, kEmbeddings);
   return solver;
 }
 
@@ -676,6 +679,7 @@ SceneConfig ParseScene(const Field& root, const std::string& path) {
   if (mpm && scene.solver.method == "dot")
     m.Get("solver").Child("method").Error("'dot' needs a tet mesh: only FEM scenes (discretization: fem) take it");
   scene.solver.dot = ParseDot(m.Get("dot"));
+  scene.solver.scene_path = path;
   MapView(m.Get("damping"), {"stiffness_beta"})
       .Read("stiffness_beta", scene.damping.stiffness_beta, kNonNegative);
   const MapView output(m.Get("output"), {"directory", "every", "checkpoint_every_steps",

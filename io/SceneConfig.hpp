@@ -180,7 +180,7 @@ struct DotConfig {
 /// 2020). These are the defaults of the minimizer's options (-newton_*, -lbfgs_*, -dot_*;
 /// README "Solver options"), which override them.
 struct SolverConfig {
-  /// newton | lbfgs | dot (src/solvers/MinimizerFactory.hpp)
+  /// newton | newton_mg | lbfgs | hot | dot (src/solvers/MinimizerFactory.hpp)
   std::string method = "newton";
   /// Termination: "characteristic_norm" (default) or "absolute" (Gast's tau).
   std::string termination = "characteristic_norm";
@@ -211,10 +211,20 @@ struct SolverConfig {
   /// 7.1) when the scene does not give it.
   int window = 5;
   /// L-BFGS initial inverse Hessian: lagged_hessian (LBFGS-H) | projective_dynamics
-  /// (LBFGS-PD) | subdomains | jacobi | identity (src/solvers/Initializer.hpp).
-  std::string initializer = "lagged_hessian";
+  /// (LBFGS-PD) | subdomains | jacobi | identity | vcycle (src/solvers/Initializer.hpp).
+  /// Empty: lagged_hessian for method lbfgs, vcycle for hot (dot always takes subdomains).
+  std::string initializer;
   /// The scene's `dot` block (read here: it configures a minimizer's initializer).
   DotConfig dot;
+  /// Multigrid on the MPM grid (method hot's V-cycle, newton_mg's preconditioner;
+  /// src/solvers/GridMultigrid.hpp): number of levels, the finest included (3, HOT, Wang
+  /// et al. 2020, Sec. 7.1), integer >= 1.
+  int mg_levels = 3;
+  /// Prolongation by node embedding: "linear" (HOT Sec. 4) or "quadratic" (HOT's ablation).
+  std::string mg_embedding = "linear";
+  /// The scene file, for messages that name a solver key found wrong only during the run
+  /// (set by ReadSceneConfig; not a key).
+  std::string scene_path;
 };
 
 /// Lagged Rayleigh damping (Gast Sec. 4.2): stiffness-proportional coefficient beta (s).

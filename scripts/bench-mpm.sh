@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# MPM benchmark: where an implicit MPM step's time goes, PN-PCG against PN-PCG(MF) and
-# LBFGS-H, on 1 and 2 ranks. It prints figures and asserts nothing (tests live in tests/); run it on a
+# MPM benchmark: where an implicit MPM step's time goes, PN-PCG against PN-PCG(MF),
+# PN-MGPCG, LBFGS-H and HOT, on 1 and 2 ranks. It prints figures and asserts nothing (tests live in tests/); run it on a
 # quiet machine, timings on a shared one vary by a factor of 2 or more.
 #
 # Scene: HOT's twisting bar (Wang et al. 2020, Fig. 20) at dx = 0.015 m,
@@ -13,10 +13,17 @@
 #   LBFGS-H     L-BFGS (window 8, HOT Sec. 7.1) initialized by the projected Hessian at the
 #               step's start, solved by the same PCG to relative tolerance 1/2 (HOT's
 #               baseline; --set solver.method=lbfgs)
+#   PN-MGPCG    projected Newton whose CG is preconditioned by HOT's grid multigrid,
+#               rebuilt every Newton iteration (HOT Sec. 7's baseline; --set
+#               solver.method=newton_mg)
+#   HOT         L-BFGS (window 8) initialized by one V-cycle of the Galerkin multigrid on
+#               the grid, built once per step (Wang et al. 2020, Alg. 3; --set
+#               solver.method=hot)
 # Each run is SHORTENED to the first BAR_FRAMES frames (--set time.frames=N) of the
 # scene's 48: the table is per step, not for the whole scene. Reported from stats.csv:
-# time per step, outer (Newton or L-BFGS) and inner (CG) iterations per step, halvings,
-# and the split by phase (the Os* PetscLogEvents, maximum over ranks; their -log_view is
+# time per step, outer (Newton or L-BFGS) and inner (CG; for HOT the coarsest level's CG)
+# iterations per step, H0^-1 applications (V-cycles for HOT), halvings, the peak resident
+# memory (max over ranks, /usr/bin/time), and the split by phase (the Os* PetscLogEvents, maximum over ranks; their -log_view is
 # kept next to it). bench/mpm_transfer_bench also times mpm::P2G and mpm::G2P (and the
 # stencil build) alone on a box of particles on one core, in particles per second, at
 # dx = 0.015 and 0.0075 m.
@@ -29,23 +36,28 @@
 # Usage: scripts/bench-mpm.sh   (about 5 minutes on a quiet 2-core machine with the
 #   defaults)
 # Environment: BUILD_DIR (default build), MPIEXEC (default mpiexec), RANKS (default
-#   "1 2"), VARIANTS (default "pn pnmf lbfgsh"), E_MIDS (default "1e5 1e7 1e9"), BAR_FRAMES (default 4 of 48: 8 steps, the
+#   "1 2"), VARIANTS (default "pn pnmf pnmg lbfgsh hot"), E_MIDS (default "1e5 1e7 1e9"), BAR_FRAMES (default 4 of 48: 8 steps, the
 #   first 30 degrees of the twist), TIME_LIMIT (seconds per run, default 150; a run cut
-#   off is reported with the steps it finished), HOT_FULL (default 0).
+#   off is reported with the steps it finished), HOT_FULL (default 0), SETS (further
+#   --set overrides for every run, space-separated; e.g. the reference code's step for
+#   the side-by-side of issue 11: SETS="time.dt=0.004166666666666667" BAR_FRAMES=12
+#   E_MIDS=1e8 VARIANTS="pnmf hot" RANKS=2).
 # Output: out/bench/mpm_<variant>_E<E>_np<N>/ (stats.csv, log_view.txt, run.txt),
-#   out/bench/mpm_transfer_dx*.txt, and the tables, as markdown, on stdout and in
-#   out/bench/mpm.md.
+#   out/bench/mpm_transfer_dx*.txt, the tables, as markdown, on stdout and in
+#   out/bench/mpm.md, and the runs' rows as out/bench/mpm_runs.csv.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
 mpiexec=${MPIEXEC:-mpiexec}
 ranks=${RANKS:-"1 2"}
-variants=${VARIANTS:-"pn pnmf lbfgsh"}
+variants=${VARIANTS:-"pn pnmf pnmg lbfgsh hot"}
 e_mids=${E_MIDS:-"1e5 1e7 1e9"}
 bar_frames=${BAR_FRAMES:-4}
 time_limit=${TIME_LIMIT:-150}
 hot_full=${HOT_FULL:-0}
+extra_sets=()
+for s in ${SETS:-}; do extra_sets+=(--set "$s"); done
 scene=configs/hot_twisting_bar_coarse.yaml
 out=$root/out/bench
 if [[ $(id -u) -eq 0 ]]; then
@@ -64,17 +76,22 @@ source "$root/scripts/bench-lib.sh"
 runs_md=$out/mpm_runs.md
 {
   echo "| method | E_mid (Pa) | ranks | steps | s/step | outer/step | inner/step | init/step" \
-       "| halvings | Hessian | Assembly | LinearSolve | LineSearch | InitializerSetUp" \
-       "| InitializerApply | P2G | G2P | rest | note |"
-  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+       "| halvings | max RSS (MB) | Hessian | Assembly | LinearSolve | LineSearch | InitializerSetUp" \
+       "| HierarchyBuild | InitializerApply | VCycle | P2G | G2P | rest | note |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 } >"$runs_md"
+phases="Hessian Assembly LinearSolve LineSearch InitializerSetUp HierarchyBuild InitializerApply VCycle P2G G2P"
+runs_csv=$out/mpm_runs.csv
+echo "method,E_mid,ranks,steps,s_per_step,outer_per_step,inner_per_step,init_per_step,halvings,max_rss_mb,$(echo $phases | sed 's/\([A-Za-z0-9]*\)/t_\1/g; s/ /,/g'),note" >"$runs_csv"
 
 for variant in $variants; do
   case $variant in
     pn) method="PN-PCG"; mf=false; solver=newton ;;
     pnmf) method="PN-PCG(MF)"; mf=true; solver=newton ;;
+    pnmg) method="PN-MGPCG"; mf=false; solver=newton_mg ;;
     lbfgsh) method="LBFGS-H"; mf=false; solver=lbfgs ;;
-    *) echo "bench-mpm: unknown variant $variant (pn, pnmf, lbfgsh)" >&2; exit 1 ;;
+    hot) method="HOT"; mf=false; solver=hot ;;
+    *) echo "bench-mpm: unknown variant $variant (pn, pnmf, pnmg, lbfgsh, hot)" >&2; exit 1 ;;
   esac
   for e_mid in $e_mids; do
     for np in $ranks; do
@@ -83,9 +100,11 @@ for variant in $variants; do
       mkdir -p "$dir"
       echo "bench-mpm: $method, E_mid $e_mid, $bar_frames frame(s), $np rank(s)" >&2
       status=0
-      timeout "$time_limit" "$mpiexec" --oversubscribe -n "$np" "$build/src/optistep" run "$scene" \
+      # Each rank appends its peak resident set (kB) to rss.txt.
+      timeout "$time_limit" "$mpiexec" --oversubscribe -n "$np" \
+        /usr/bin/time -a -o "$dir/rss.txt" -f "%M" "$build/src/optistep" run "$scene" \
         --quiet --set time.frames="$bar_frames" --set bodies.1.material.E="$e_mid" \
-        --set mpm.matrix_free="$mf" --set solver.method="$solver" \
+        --set mpm.matrix_free="$mf" --set solver.method="$solver" ${extra_sets[@]+"${extra_sets[@]}"} \
         --set "output={directory: $dir, every: 1000000}" \
         -log_view ":$dir/log_view.txt" >"$dir/run.txt" 2>&1 || status=$?
       note=""
@@ -95,27 +114,36 @@ for variant in $variants; do
       steps=0
       [[ -s $csv ]] && steps=$(($(wc -l <"$csv") - 1))
       if [[ $steps -le 0 ]]; then
-        echo "| $method | $e_mid | $np | 0 | | | | | | | | | | | | | | | ${note:-no step} |" >>"$runs_md"
+        echo "| $method | $e_mid | $np | 0 | | | | | | | | | | | | | | | | | | ${note:-no step} |" >>"$runs_md"
+        echo "$method,$e_mid,$np,0,,,,,,,,,,,,,,,,,${note:-no step}" >>"$runs_csv"
         continue
       fi
+      rss=$(awk '$1 ~ /^[0-9]+$/ && $1 > m { m = $1 } END { printf "%.0f", m / 1024 }' "$dir/rss.txt" 2>/dev/null || true)
       wall=$(column_mean "$csv" wall_s)
       halvings=$(awk -F, 'NR > 1 { s += $4 } END { print s + 0 }' "$csv")
       row="| $method | $e_mid | $np | $steps | $(printf %.3f "$wall")"
       row+=" | $(printf %.1f "$(column_mean "$csv" outer_iterations)")"
       row+=" | $(printf %.0f "$(column_mean "$csv" inner_iterations)")"
-      row+=" | $(printf %.1f "$(column_mean "$csv" initializer_applications)") | $halvings"
-      for phase in Hessian Assembly LinearSolve LineSearch InitializerSetUp InitializerApply \
-                   P2G G2P; do
+      row+=" | $(printf %.1f "$(column_mean "$csv" initializer_applications)") | $halvings | $rss"
+      csv_row="$method,$e_mid,$np,$steps,$wall,$(column_mean "$csv" outer_iterations)"
+      csv_row+=",$(column_mean "$csv" inner_iterations),$(column_mean "$csv" initializer_applications)"
+      csv_row+=",$halvings,$rss"
+      for phase in $phases; do
         row+=" | $(share "$(column_mean "$csv" "t_$phase")" "$wall")"
+        csv_row+=",$(column_mean "$csv" "t_$phase")"
       done
-      # Top-level phases only: InitializerSetUp holds its Hessian and Assembly.
+      # Top-level phases only: Hessian holds its Assembly; InitializerSetUp holds its
+      # Hessian and HierarchyBuild (HOT), InitializerApply the V-cycles; HierarchyBuild is
+      # top-level for PN-MGPCG.
       rest=$(awk -v w="$wall" -v h="$(column_mean "$csv" t_Hessian)" \
-        -v a="$(column_mean "$csv" t_Assembly)" -v l="$(column_mean "$csv" t_LinearSolve)" \
+        -v l="$(column_mean "$csv" t_LinearSolve)" \
         -v s="$(column_mean "$csv" t_LineSearch)" -v ia="$(column_mean "$csv" t_InitializerApply)" \
+        -v hb="$(column_mean "$csv" t_HierarchyBuild)" \
         -v p="$(column_mean "$csv" t_P2G)" -v g="$(column_mean "$csv" t_G2P)" \
-        'BEGIN { r = w - h - a - l - s - ia - p - g; print (r > 0 ? r : 0) }')
+        'BEGIN { r = w - h - l - s - ia - hb - p - g; print (r > 0 ? r : 0) }')
       row+=" | $(share "$rest" "$wall") | $note"
       echo "$row |" >>"$runs_md"
+      echo "$csv_row,$note" >>"$runs_csv"
     done
   done
 done
@@ -159,11 +187,15 @@ fi
   echo "## MPM benchmark ($(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), BLAS $(blas_name))"
   echo
   echo "Twisting bar (HOT Fig. 20), dx = 0.015 m, $particles particles, SHORTENED to" \
-       "$bar_frames of 48 frames. Phase columns: mean seconds per step (share of the step's" \
+       "$bar_frames of 48 frames${SETS:+, with --set $SETS}. Phase columns: mean seconds per step (share of the step's" \
        "wall time), each the maximum over ranks; Energy and Gradient calls are inside" \
-       "LineSearch or rest; InitializerSetUp (LBFGS-H's Hessian at the step's start)" \
-       "contains that Hessian and its Assembly; rest = wall - Hessian - Assembly -" \
-       "LinearSolve - LineSearch - InitializerApply - P2G - G2P: halo exchange," \
+       "LineSearch or rest; Hessian contains its Assembly (MatAssemblyEnd, with the wait" \
+       "for the slowest rank); InitializerSetUp (LBFGS-H's and HOT's Hessian at the step's" \
+       "start) contains that Hessian, its Assembly and HOT's HierarchyBuild (prolongations," \
+       "Galerkin products, smoother set-up); InitializerApply contains HOT's VCycle;" \
+       "PN-MGPCG's HierarchyBuild (every Newton iteration) is top-level. max RSS: peak" \
+       "resident memory of the busiest rank. rest = wall - Hessian -" \
+       "LinearSolve - LineSearch - InitializerApply - HierarchyBuild - P2G - G2P: halo exchange," \
        "constraints, the start's energy and gradients, F update, migration. For" \
        "PN-PCG(MF), Hessian is the per-particle dP/dF precompute and the products are in" \
        "LinearSolve."

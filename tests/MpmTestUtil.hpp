@@ -1,11 +1,14 @@
 #pragma once
-// Helpers of the distributed MPM suites (test_mpm_*.cpp): totals over the owned particles
-// of an MpmDomain, reduced over its communicator, so every rank gets the same numbers.
+// Helpers of the distributed MPM suites (test_mpm_*.cpp, test_hot_multigrid.cpp): totals
+// over the owned particles of an MpmDomain, reduced over its communicator, so every rank
+// gets the same numbers; a whole scene's run.
 #include <mpi.h>
 
 #include <Eigen/Geometry>
+#include <string>
 #include <vector>
 
+#include "app/MpmSimulation.hpp"
 #include "core/Types.hpp"
 #include "mpm/MpmDomain.hpp"
 
@@ -56,6 +59,19 @@ inline double ParticleMass(const mpm::MpmDomain& domain) {
   double mass = 0.0;
   for (std::size_t k = 0; k < domain.n_owned(); ++k) mass += domain.particles().mass[k];
   return SumOverRanks(domain.comm(), {mass})[0];
+}
+
+/// Collective on comm: runs every frame of scene; the positions (m) then the velocities (m/s)
+/// of the particles, in id order, on every rank. method: the integrator's Method() (what
+/// solved the steps), if wanted.
+inline std::vector<double> RunMpmScene(MPI_Comm comm, const SceneConfig& scene, std::string* method = nullptr) {
+  MpmSimulation sim(comm, scene);
+  if (method) *method = sim.integrator().Method();
+  for (int f = 0; f < scene.time.frames; ++f) sim.AdvanceFrame(nullptr);
+  std::vector<double> x, v;
+  sim.GatherParticles(&x, &v);
+  x.insert(x.end(), v.begin(), v.end());
+  return x;
 }
 
 }  // namespace optistep::test

@@ -292,23 +292,12 @@ solver: {cn_epsilon: 1.0e-10}
 )");
 }
 
-/// Collective on comm: runs every frame; the positions then the velocities of the
-/// particles, in id order.
-std::vector<double> RunScene(MPI_Comm comm, const SceneConfig& scene) {
-  MpmSimulation sim(comm, scene);
-  for (int f = 0; f < scene.time.frames; ++f) sim.AdvanceFrame(nullptr);
-  std::vector<double> x, v;
-  sim.GatherParticles(&x, &v);
-  x.insert(x.end(), v.begin(), v.end());
-  return x;
-}
-
 TEST(MpmRankInvariance, SameParticlesAsOneRankToSolverTolerance) {
   const SceneConfig scene = ThrownBallScene();
-  const std::vector<double> parallel = RunScene(PETSC_COMM_WORLD, scene);
+  const std::vector<double> parallel = test::RunMpmScene(PETSC_COMM_WORLD, scene);
   // Rank 0 runs the same scene alone; everyone compares against it.
   std::vector<double> serial(parallel.size());
-  if (test::Rank() == 0) serial = RunScene(PETSC_COMM_SELF, scene);
+  if (test::Rank() == 0) serial = test::RunMpmScene(PETSC_COMM_SELF, scene);
   MPI_Bcast(serial.data(), static_cast<int>(serial.size()), MPI_DOUBLE, 0, MPI_COMM_WORLD);
   double worst_x = 0.0, worst_v = 0.0, scale_v = 0.0;
   const std::size_t half = parallel.size() / 2;
@@ -326,8 +315,8 @@ TEST(MpmRankInvariance, SameParticlesAsOneRankToSolverTolerance) {
 
 TEST(MpmRankInvariance, SameRanksGiveBitwiseIdenticalResults) {
   const SceneConfig scene = ThrownBallScene();
-  const std::vector<double> first = RunScene(PETSC_COMM_WORLD, scene);
-  const std::vector<double> second = RunScene(PETSC_COMM_WORLD, scene);
+  const std::vector<double> first = test::RunMpmScene(PETSC_COMM_WORLD, scene);
+  const std::vector<double> second = test::RunMpmScene(PETSC_COMM_WORLD, scene);
   ASSERT_EQ(first.size(), second.size());
   std::size_t differing = 0;
   for (std::size_t i = 0; i < first.size(); ++i) differing += (first[i] != second[i]);

@@ -21,7 +21,7 @@ MpmBackwardEuler::MpmBackwardEuler(const SceneConfig& scene, mpm::MpmDomain& dom
                                    const mpm::MpmModel& model)
     // CG preconditioned by the inverse 3x3 diagonal blocks, as HOT's PN-PCG (reference
     // code, -Ainv 1).
-    : BackwardEuler(domain.comm(), scene, MinimizerDefaults{PCPBJACOBI}), domain_(domain), model_(model) {}
+    : BackwardEuler(domain.comm(), scene, MinimizerDefaults{PCPBJACOBI, true}), domain_(domain), model_(model) {}
 
 double MpmBackwardEuler::MaxStep() const {
   const mpm::Particles& p = domain_.particles();
@@ -84,7 +84,7 @@ SolveReport MpmBackwardEuler::TryStep(double dt) {
   }
   mpm::MpmIncrementalPotential potential(domain_, step, model_.materials, model_.plasticity,
                                          NodeConstraints(step, dt), dt, scene_.gravity,
-                                         scene_.mpm.matrix_free);
+                                         scene_.mpm.matrix_free, minimizer_->HessianType());
   Vec dv = potential.CreateVector(), guess = nullptr;
   OPTISTEP_PETSC(VecDuplicate(dv, &guess));
   potential.InitialGuess(dv, false);

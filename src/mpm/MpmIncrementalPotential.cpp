@@ -69,7 +69,8 @@ MpmIncrementalPotential::MpmIncrementalPotential(const MpmDomain& domain, StepGr
                                                  const MaterialTable& materials,
                                                  const std::vector<PlasticityParameters>& plasticity,
                                                  std::vector<NodeConstraint> constraints,
-                                                 double dt, const Vec3& gravity, bool matrix_free)
+                                                 double dt, const Vec3& gravity, bool matrix_free,
+                                                 const char* hessian_type)
     : domain_(domain),
       step_(step),
       materials_(materials),
@@ -77,7 +78,8 @@ MpmIncrementalPotential::MpmIncrementalPotential(const MpmDomain& domain, StepGr
       constraints_(std::move(constraints)),
       dt_(dt),
       gravity_(gravity),
-      matrix_free_(matrix_free) {
+      matrix_free_(matrix_free),
+      hessian_type_(hessian_type ? hessian_type : MATBAIJ) {
   grid_info_.dx = domain_.dx();
   grid_info_.first_global = step_.begin;
   grid_info_.n_global = step_.n_global;
@@ -224,8 +226,9 @@ Mat MpmIncrementalPotential::NewMatrix() const {
   OPTISTEP_PETSC(MatCreate(domain_.comm(), &H));
   OPTISTEP_PETSC(MatSetSizes(H, n, n, N, N));
   OPTISTEP_PETSC(MatSetBlockSize(H, 3));
-  // BAIJ (the 5^3 block stencil of HOT's grid); -hessian_mat_type aij for GAMG or hypre.
-  OPTISTEP_PETSC(MatSetType(H, MATBAIJ));
+  // BAIJ (the 5^3 block stencil of HOT's grid) unless the minimizer asks for another;
+  // -hessian_mat_type aij for GAMG or hypre.
+  OPTISTEP_PETSC(MatSetType(H, hessian_type_));
   OPTISTEP_PETSC(MatSetOptionsPrefix(H, "hessian_"));
   CallReadingOptions("hessian_", [&] { return MatSetFromOptions(H); });
   OPTISTEP_PETSC(MatXAIJSetPreallocation(H, 3, d_nnz.data(), o_nnz.data(), d_nnz.data(), o_nnz.data()));

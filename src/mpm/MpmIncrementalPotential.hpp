@@ -38,10 +38,13 @@ class MpmIncrementalPotential : public IncrementalPotential {
   /// (owned first, then halo), the per-material tables, the constraints of every local
   /// grid node (owned and ghost: they must agree with the owners'), dt (s) and gravity
   /// (m/s^2). matrix_free: Hessian() fills a MatShell (PN-PCG(MF)) instead of assembling.
+  /// hessian_type: the assembled Hessian's storage (block size 3) unless -hessian_mat_type
+  /// says otherwise; null for BAIJ (the 5^3 block stencil of HOT's grid). The minimizer
+  /// asks (Minimizer::HessianType): MATAIJ for a Galerkin multigrid (MatPtAP).
   MpmIncrementalPotential(const MpmDomain& domain, StepGrid& step, const MaterialTable& materials,
                           const std::vector<PlasticityParameters>& plasticity,
                           std::vector<NodeConstraint> constraints, double dt, const Vec3& gravity,
-                          bool matrix_free);
+                          bool matrix_free, const char* hessian_type = nullptr);
   ~MpmIncrementalPotential() override;
 
   void Hessian(Vec dv, Mat H) override;
@@ -96,6 +99,7 @@ class MpmIncrementalPotential : public IncrementalPotential {
   double dt_;
   Vec3 gravity_;
   bool matrix_free_;
+  const char* hessian_type_;
   GridInfo grid_info_;
   Vec dv_local_ = nullptr;        // ghosted work vector
   std::vector<double> v_work_;    // 3 per local grid node

@@ -2,6 +2,7 @@
 
 #include "core/Error.hpp"
 #include "solvers/SubdomainInitializer.hpp"
+#include "solvers/MultigridInitializer.hpp"
 
 namespace optistep {
 
@@ -153,7 +154,7 @@ KSP CreateCholeskyKsp(MPI_Comm comm, const std::string& prefix, MatSolverType pa
 
 const std::vector<std::string>& InitializerTypes() {
   static const std::vector<std::string> types = {"lagged_hessian", "projective_dynamics", "subdomains",
-                                                 "jacobi", "identity"};
+                                                 "jacobi", "identity", "vcycle"};
   return types;
 }
 
@@ -162,6 +163,7 @@ std::unique_ptr<InverseHessianInitializer> CreateInitializer(MPI_Comm comm, cons
                                                              const MinimizerDefaults& defaults,
                                                              const std::string& source) {
   if (type == "identity") return std::make_unique<IdentityInitializer>();
+  if (type == "vcycle") return std::make_unique<MultigridInitializer>(comm, config);
   if (type == "lagged_hessian" || type == "jacobi")
     return std::make_unique<LaggedHessianInitializer>(comm, defaults, type == "jacobi");
   if (type == "projective_dynamics") return std::make_unique<ProjectiveDynamicsInitializer>(comm);

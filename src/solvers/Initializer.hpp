@@ -20,7 +20,8 @@
 //    cholmod on one rank). FEM only.
 //  - subdomains (DOT, Li et al. 2019): rank-local subdomain back-solves of the lagged
 //    Hessian, merged (solvers/SubdomainInitializer.hpp; options prefix "dot_"). FEM only.
-// HOT's V-cycle is still to come.
+//  - vcycle (HOT): one V-cycle of a Galerkin multigrid on the MPM grid
+//    (solvers/MultigridInitializer.hpp), options prefix "hot_". MPM only.
 #include <petscksp.h>
 
 #include <memory>
@@ -39,6 +40,9 @@ class InverseHessianInitializer {
   virtual ~InverseHessianInitializer() = default;
   /// The type as in solver.initializer.
   virtual const char* Type() const = 0;
+  /// The Hessian storage the type needs (MATAIJ for MatPtAP), or null for the
+  /// discretization's default; -hessian_mat_type overrides either.
+  virtual const char* HessianType() const { return nullptr; }
   /// Collective: reads the type's own options (its KSP's prefix).
   virtual void SetFromOptions() {}
   /// Collective: builds H0^-1 for the step whose start is u0.
@@ -54,8 +58,8 @@ class InverseHessianInitializer {
 };
 
 /// Collective on comm: the initializer named type (InitializerTypes()) with the scene's
-/// solver block as defaults (subdomains: its dot block); InputError naming `source` (the
-/// option or scene key) otherwise.
+/// solver block and the discretization's defaults (subdomains: its dot block); InputError
+/// naming `source` (the option or scene key) otherwise.
 std::unique_ptr<InverseHessianInitializer> CreateInitializer(MPI_Comm comm, const std::string& type,
                                                              const SolverConfig& config,
                                                              const MinimizerDefaults& defaults,

@@ -13,7 +13,14 @@ const char* const kInitialSteps[] = {"unit", "lagged_hessian"};
 }  // namespace
 
 LbfgsMethod LbfgsMethod::Lbfgs(const SolverConfig& config) {
-  return {"lbfgs", "lbfgs_", "L-BFGS (HOT Alg. 3, DOT Alg. 1)", config.initializer, TAOLINESEARCHMT, "unit"};
+  const std::string initializer = config.initializer.empty() ? "lagged_hessian" : config.initializer;
+  return {"lbfgs", "lbfgs_", "L-BFGS (HOT Alg. 3, DOT Alg. 1)", initializer, TAOLINESEARCHMT, "unit"};
+}
+
+LbfgsMethod LbfgsMethod::Hot(const SolverConfig& config) {
+  const std::string initializer = config.initializer.empty() ? "vcycle" : config.initializer;
+  return {"hot",       "hot_",          "HOT: L-BFGS with a multigrid V-cycle initializer (Wang et al. 2020, Alg. 3)",
+          initializer, TAOLINESEARCHMT, "unit"};
 }
 
 LbfgsMethod LbfgsMethod::Dot() {
@@ -55,8 +62,8 @@ PetscErrorCode LbfgsMinimizer::AddOptions(PetscOptionItems* PetscOptionsObject) 
   char type[64];
   PetscStrncpy(type, initializer_type_.c_str(), sizeof type);
   PetscCall(PetscOptionsString("-initializer", "H0^-1: lagged_hessian (LBFGS-H), projective_dynamics "
-                               "(LBFGS-PD), subdomains (DOT), jacobi, identity (scene: "
-                               "solver.initializer for lbfgs; dot: subdomains)",
+                               "(LBFGS-PD), subdomains (DOT), jacobi, identity, vcycle (HOT) (scene: "
+                               "solver.initializer for lbfgs and hot; dot: subdomains)",
                                "", type, type, sizeof type, nullptr));
   initializer_type_ = type;
   PetscInt initial_step = initial_step_ == kInitialSteps[1] ? 1 : 0;

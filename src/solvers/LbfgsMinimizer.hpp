@@ -20,15 +20,17 @@
 // code). Options prefix "lbfgs_": -lbfgs_max_it, -lbfgs_termination, -lbfgs_cn_epsilon,
 // -lbfgs_tau, -lbfgs_window, -lbfgs_initializer, -lbfgs_initial_step, -lbfgs_monitor,
 // -lbfgs_view, the line search's -lbfgs_tao_ls_*, and the initializer's own
-// (-lbfgsh_ksp_*, -lbfgsh_pc_*; -lbfgspd_*; -dot_*).
+// (-lbfgsh_ksp_*, -lbfgsh_pc_*; -lbfgspd_*; -dot_*; -hot_*).
 //
-// Two methods are this class (LbfgsMethod): lbfgs (LBFGS-H by default, the strong-Wolfe
-// search from alpha = 1) and dot (DOT, Li et al. 2019: the subdomain initializer,
-// solvers/SubdomainInitializer.hpp, and DOT's line search: backtracking (armijo) from
-// alpha0 = clamp(-d^T g / d^T H d, 0.1, 1) with H the lagged Hessian, as DOT's code does
-// (Optimizer::initStepSize with ALPHAINIT, then halving on E), options prefix "dot_").
-// DOT's code accepts any decrease of E (Optimizer::lineSearch, armijoParam 0); PETSc's
-// armijo asks for 1e-4 alpha g^T d of it (-dot_tao_ls_armijo_sigma).
+// Three methods are this class (LbfgsMethod): lbfgs (LBFGS-H by default, the strong-Wolfe
+// search from alpha = 1); hot (HOT, Wang et al. 2020, Alg. 3: the same search, whose
+// initializer is by default the V-cycle, solvers/MultigridInitializer.hpp; options prefix
+// "hot_": -hot_window, -hot_max_it, -hot_monitor, ...); and dot (DOT, Li et al. 2019: the
+// subdomain initializer, solvers/SubdomainInitializer.hpp, and DOT's line search:
+// backtracking (armijo) from alpha0 = clamp(-d^T g / d^T H d, 0.1, 1) with H the lagged
+// Hessian, as DOT's code does (Optimizer::initStepSize with ALPHAINIT, then halving on E),
+// options prefix "dot_"). DOT's code accepts any decrease of E (Optimizer::lineSearch,
+// armijoParam 0); PETSc's armijo asks for 1e-4 alpha g^T d of it (-dot_tao_ls_armijo_sigma).
 #include <memory>
 #include <string>
 #include <vector>
@@ -51,6 +53,8 @@ struct LbfgsMethod {
 
   /// L-BFGS (HOT Alg. 3, DOT Alg. 1) with the scene's solver.initializer (LBFGS-H by default).
   static LbfgsMethod Lbfgs(const SolverConfig& config);
+  /// HOT (Wang et al. 2020, Alg. 3): the V-cycle initializer unless solver.initializer.
+  static LbfgsMethod Hot(const SolverConfig& config);
   /// DOT (Li et al. 2019): subdomain back-solves, armijo from the lagged-Hessian step.
   static LbfgsMethod Dot();
 };
@@ -58,12 +62,13 @@ struct LbfgsMethod {
 class LbfgsMinimizer : public Minimizer {
  public:
   /// Collective on comm: Create, with the scene's solver block (window, initializer, ...)
-  /// and the discretization's defaults as the defaults; method: lbfgs or dot.
+  /// and the discretization's defaults as the defaults; method: lbfgs, hot or dot.
   LbfgsMinimizer(MPI_Comm comm, const SolverConfig& config, const MinimizerDefaults& defaults,
                  const LbfgsMethod& method);
   ~LbfgsMinimizer() override;
 
   const char* Type() const override { return type_.c_str(); }
+  const char* HessianType() const override { return initializer_ ? initializer_->HessianType() : nullptr; }
   /// The initializer, for tests and diagnostics (after SetUp).
   InverseHessianInitializer& initializer() { return *initializer_; }
   SolveReport Minimize(IncrementalPotential& potential, Vec u) override;

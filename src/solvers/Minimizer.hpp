@@ -46,6 +46,9 @@ struct MinimizerDefaults {
   /// Preconditioner of the linear solves (Newton's CG, LBFGS-H's initializer): Jacobi for
   /// FEM, the inverse 3x3 diagonal blocks for MPM (HOT's PN-PCG, -Ainv 1).
   std::string pc = "jacobi";
+  /// The potentials offer IncrementalPotential::Grid() (MPM), which the grid multigrid of
+  /// methods hot and newton_mg needs.
+  bool grid = false;
 };
 
 /// Collective: makes ksp poll for a step to abandon every 16 iterations
@@ -59,8 +62,12 @@ class Minimizer {
   Minimizer(const Minimizer&) = delete;
   Minimizer& operator=(const Minimizer&) = delete;
 
-  /// The method's name as in solver.method ("newton", "lbfgs").
+  /// The method's name as in solver.method ("newton", "newton_mg", "lbfgs", "hot").
   virtual const char* Type() const = 0;
+  /// After SetUp: the Hessian storage the method needs (MATAIJ for a Galerkin multigrid's
+  /// MatPtAP), or null for the discretization's default; -hessian_mat_type overrides
+  /// either (src/mpm/MpmIncrementalPotential.hpp).
+  virtual const char* HessianType() const { return nullptr; }
   const std::string& prefix() const { return prefix_; }
   /// "newton, termination characteristic_norm (epsilon 1e-05)": the type and its
   /// termination, for a run's summary (View has the rest).

@@ -14,8 +14,9 @@ PetscErrorCode ReadMethodOption(MPI_Comm comm, std::string* method, PetscBool* s
   char name[64];
   PetscStrncpy(name, method->c_str(), sizeof name);
   PetscOptionsBegin(comm, "solver_", "Minimizer of each time step", "Minimizer");
-  PetscCall(PetscOptionsString("-method", "newton (PN-PCG, Gast et al. 2015), lbfgs (L-BFGS; LBFGS-H by "
-                               "default) or dot (DOT, Li et al. 2019; FEM) (scene: solver.method)",
+  PetscCall(PetscOptionsString("-method", "newton (PN-PCG, Gast et al. 2015), newton_mg (PN-MGPCG; MPM), "
+                               "lbfgs (L-BFGS; LBFGS-H by default), hot (Wang et al. 2020; MPM) or dot "
+                               "(DOT, Li et al. 2019; FEM) (scene: solver.method)",
                                "", name, name, sizeof name, set));
   PetscOptionsEnd();
   *method = name;
@@ -31,7 +32,7 @@ std::string KnownNames() {
 }  // namespace
 
 const std::vector<std::string>& MinimizerTypes() {
-  static const std::vector<std::string> types = {"newton", "lbfgs", "dot"};
+  static const std::vector<std::string> types = {"newton", "newton_mg", "lbfgs", "hot", "dot"};
   return types;
 }
 
@@ -45,13 +46,21 @@ std::unique_ptr<Minimizer> CreateMinimizer(MPI_Comm comm, const SolverConfig& co
   if (std::find(known.begin(), known.end(), method) == known.end())
     throw InputError((set ? std::string("-solver_method") : scene_path + ": solver.method") + ": '" +
                      method + "' is not a minimizer (" + KnownNames() + ")");
+  if ((method == "hot" || method == "newton_mg") && !defaults.grid)
+    throw InputError((set ? std::string("-solver_method") : scene_path + ": solver.method") + ": '" + method +
+                     "' needs the MPM grid (its multigrid embeds grid nodes); expected discretization: mpm");
+  if (method == "dot" && defaults.grid)
+    throw InputError((set ? std::string("-solver_method") : scene_path + ": solver.method") +
+                     ": 'dot' needs a tet mesh (its subdomains are sets of tets); expected discretization: fem");
   std::unique_ptr<Minimizer> minimizer;
   if (method == "lbfgs")
     minimizer = std::make_unique<LbfgsMinimizer>(comm, config, defaults, LbfgsMethod::Lbfgs(config));
+  else if (method == "hot")
+    minimizer = std::make_unique<LbfgsMinimizer>(comm, config, defaults, LbfgsMethod::Hot(config));
   else if (method == "dot")
     minimizer = std::make_unique<LbfgsMinimizer>(comm, config, defaults, LbfgsMethod::Dot());
   else
-    minimizer = std::make_unique<NewtonMinimizer>(comm, config, defaults);
+    minimizer = std::make_unique<NewtonMinimizer>(comm, config, defaults, method);
   minimizer->SetFromOptions();
   minimizer->SetUp();
   return minimizer;

@@ -10,9 +10,11 @@ namespace optistep {
 const Phase kLinearSolvePhase("LinearSolve");
 
 NewtonMinimizer::NewtonMinimizer(MPI_Comm comm, const SolverConfig& config,
-                                 const MinimizerDefaults& defaults)
+                                 const MinimizerDefaults& defaults, const std::string& type)
     : Minimizer(comm, "newton_", "Projected Newton, PN-PCG (Gast et al. 2015, Sec. 3.1)", config),
+      type_(type),
       defaults_(defaults),
+      config_(config),
       kappa_(config.kappa),
       step_clamp_(config.step_clamp),
       forcing_sigma_(config.forcing_sigma),
@@ -45,13 +47,32 @@ PetscErrorCode NewtonMinimizer::AddOptions(PetscOptionItems* PetscOptionsObject)
 
 void NewtonMinimizer::SetUpObjects() {
   KSPDestroy(&ksp_);
+  multigrid_.reset();
+  // The grid multigrid's defaults go on the PC before the options are read: decide now
+  // whether the PC will be mg.
+  std::string pc_type = type_ == "newton_mg" ? PCMG : defaults_.pc;
+  char given[64] = "";
+  PetscBool set = PETSC_FALSE;
+  OPTISTEP_PETSC(PetscOptionsGetString(nullptr, prefix_.c_str(), "-pc_type", given, sizeof given, &set));
+  if (set) pc_type = given;
+  if (pc_type == PCMG) {
+    if (!defaults_.grid)
+      throw InputError((set ? "-" + prefix_ + "pc_type mg" : config_.scene_path + ": solver.method: newton_mg") +
+                       ": the grid multigrid needs an MPM grid (expected discretization: mpm)");
+    Embedding embedding = Embedding::kLinear;
+    ParseEmbedding(config_.mg_embedding, &embedding);
+    multigrid_ = std::make_unique<GridMultigrid>(comm_, prefix_, config_.mg_levels, embedding, config_.scene_path);
+  }
   CallReadingOptions(prefix_, [&] {
     PetscCall(KSPCreate(comm_, &ksp_));
     PetscCall(KSPSetOptionsPrefix(ksp_, prefix_.c_str()));
     PetscCall(KSPSetType(ksp_, KSPCG));
     PC pc = nullptr;
     PetscCall(KSPGetPC(ksp_, &pc));
-    PetscCall(PCSetType(pc, defaults_.pc.c_str()));
+    if (multigrid_)
+      multigrid_->Configure(pc);
+    else
+      PetscCall(PCSetType(pc, defaults_.pc.c_str()));
     PetscCall(KSPSetInitialGuessNonzero(ksp_, PETSC_FALSE));
     PetscCall(KSPSetTolerances(ksp_, 0.5, 0.0, PETSC_DEFAULT, 10000));
     PetscCall(KSPSetFromOptions(ksp_));
@@ -70,6 +91,7 @@ void NewtonMinimizer::ViewMethod(PetscViewer viewer) const {
                                         "kappa %g, step clamp %g, forcing %s (sigma %g), default PC %s\n",
                                         kappa_, step_clamp_, forcing_.c_str(), forcing_sigma_,
                                         defaults_.pc.c_str()));
+  if (multigrid_) multigrid_->View(viewer);
   OPTISTEP_PETSC(KSPView(ksp_, viewer));
 }
 
@@ -97,7 +119,9 @@ double NewtonMinimizer::ForcingTerm(Vec g, double gnorm, double cn, double toler
 
 SolveReport NewtonMinimizer::Minimize(IncrementalPotential& potential, Vec u) {
   SolveReport report;
-  if (LayoutChanged(u)) OPTISTEP_PETSC(KSPReset(ksp_));
+  // A new grid every MPM step: the multigrid's levels are built afresh.
+  if (LayoutChanged(u) || multigrid_) OPTISTEP_PETSC(KSPReset(ksp_));
+  bool levels_built = false;
   Vec g = nullptr, d = nullptr, work = nullptr;
   OPTISTEP_PETSC(VecDuplicate(u, &g));
   OPTISTEP_PETSC(VecDuplicate(u, &d));
@@ -123,10 +147,23 @@ SolveReport NewtonMinimizer::Minimize(IncrementalPotential& potential, Vec u) {
     Vec rhs = work;
     OPTISTEP_PETSC(VecCopy(g, rhs));
     OPTISTEP_PETSC(VecScale(rhs, -1.0));
-    OPTISTEP_PETSC(KSPSetOperators(ksp_, H, H));
-    // The preconditioner is made here: some options are judged only now (a factorization
-    // package, a preconditioner that does not take the matrix format).
-    CallReadingOptions(prefix_, [&] { return KSPSetUp(ksp_); });
+    {
+      // The multigrid's Galerkin products are formed again from every Hessian.
+      std::unique_ptr<ScopedPhase> timed;
+      if (multigrid_) timed = std::make_unique<ScopedPhase>(kHierarchyBuildPhase);
+      if (multigrid_ && !levels_built) {
+        if (!potential.Grid())
+          throw InputError("-" + prefix_ + "pc_type mg: the grid multigrid needs an MPM grid");
+        PC pc = nullptr;
+        OPTISTEP_PETSC(KSPGetPC(ksp_, &pc));
+        multigrid_->SetGrid(pc, *potential.Grid());
+        levels_built = true;
+      }
+      OPTISTEP_PETSC(KSPSetOperators(ksp_, H, H));
+      // The preconditioner is made here: some options are judged only now (a factorization
+      // package, a preconditioner that does not take the matrix format).
+      CallReadingOptions(prefix_, [&] { return KSPSetUp(ksp_); });
+    }
     // d is free until KSPSolve overwrites it: scratch for the forcing term.
     const double rtol = ForcingTerm(g, gnorm, residual.cn, tolerance_norm, d);
     OPTISTEP_PETSC(KSPSetTolerances(ksp_, rtol, 0.0, PETSC_DEFAULT, PETSC_DEFAULT));

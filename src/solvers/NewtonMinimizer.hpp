@@ -18,10 +18,19 @@
 // -newton_cn_epsilon, -newton_tau, -newton_kappa, -newton_step_clamp,
 // -newton_forcing_sigma, -newton_forcing, -newton_monitor, -newton_view; the KSP's
 // -newton_ksp_*, -newton_pc_*; the line search's -newton_tao_ls_*.
+//
+// PN-MGPCG (HOT, Wang et al. 2020, Sec. 7: the multigrid-preconditioned baseline): with
+// the PC type mg (-newton_pc_type mg, or solver.method: newton_mg, whose default PC it is)
+// the preconditioner is the grid multigrid of HOT (solvers/GridMultigrid.hpp, options
+// -newton_pc_mg_levels, -newton_mg_embedding, -newton_mg_levels_*, -newton_mg_coarse_*):
+// levels built once per step from IncrementalPotential::Grid() (MPM only), Galerkin coarse
+// operators formed again from every Newton iteration's Hessian (timed as HierarchyBuild).
 #include <petscksp.h>
 
+#include <memory>
 #include <string>
 
+#include "solvers/GridMultigrid.hpp"
 #include "solvers/Minimizer.hpp"
 
 namespace optistep {
@@ -31,11 +40,14 @@ extern const Phase kLinearSolvePhase;
 class NewtonMinimizer : public Minimizer {
  public:
   /// Collective on comm: Create. Defaults come from the scene's solver block and the
-  /// discretization's defaults; call SetFromOptions and SetUp before Minimize.
-  NewtonMinimizer(MPI_Comm comm, const SolverConfig& config, const MinimizerDefaults& defaults);
+  /// discretization's defaults; call SetFromOptions and SetUp before Minimize. type:
+  /// "newton" or "newton_mg" (the name; newton_mg's default PC is the grid multigrid).
+  NewtonMinimizer(MPI_Comm comm, const SolverConfig& config, const MinimizerDefaults& defaults,
+                  const std::string& type = "newton");
   ~NewtonMinimizer() override;
 
-  const char* Type() const override { return "newton"; }
+  const char* Type() const override { return type_.c_str(); }
+  const char* HessianType() const override { return multigrid_ ? MATAIJ : nullptr; }
   SolveReport Minimize(IncrementalPotential& potential, Vec u) override;
 
  private:
@@ -46,7 +58,11 @@ class NewtonMinimizer : public Minimizer {
   /// KSPSetOperators), per forcing_; scratch is a vector of g's layout that is overwritten.
   double ForcingTerm(Vec g, double gnorm, double cn, double tolerance_norm, Vec scratch);
 
+  std::string type_;
   MinimizerDefaults defaults_;
+  SolverConfig config_;
+  /// The grid multigrid when the PC type is mg.
+  std::unique_ptr<GridMultigrid> multigrid_;
   double kappa_;
   double step_clamp_;
   double forcing_sigma_;

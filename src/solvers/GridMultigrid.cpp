@@ -1,0 +1,124 @@
+#include "solvers/GridMultigrid.hpp"
+
+#include <algorithm>
+
+#include "core/Error.hpp"
+
+namespace optistep {
+
+const Phase kHierarchyBuildPhase("HierarchyBuild");
+
+GridMultigrid::GridMultigrid(MPI_Comm comm, std::string prefix, int levels, Embedding embedding,
+                             std::string scene_path)
+    : comm_(comm),
+      prefix_(std::move(prefix)),
+      levels_(levels),
+      embedding_(embedding),
+      scene_path_(std::move(scene_path)) {}
+
+PetscErrorCode GridMultigrid::ReadOptions() {
+  PetscOptionsBegin(comm_, prefix_.c_str(), "Multigrid on the MPM grid (HOT Sec. 4)", "PC");
+  // PCMG reads -pc_mg_levels itself (and -help lists it there); it is read here first
+  // because the smoothers' defaults must be set on the final number of levels.
+  PetscInt levels = levels_;
+  PetscBool set = PETSC_FALSE;
+  PetscCall(PetscOptionsGetInt(nullptr, prefix_.c_str(), "-pc_mg_levels", &levels, &set));
+  if (set) {
+    if (levels < 1) throw InputError("-" + prefix_ + "pc_mg_levels: expected a whole number >= 1");
+    levels_ = static_cast<int>(levels);
+    levels_from_option_ = true;
+  }
+  const char* const kEmbeddings[] = {"linear", "quadratic"};
+  PetscInt embedding = embedding_ == Embedding::kLinear ? 0 : 1;
+  PetscCall(PetscOptionsEList("-mg_embedding",
+                              "Prolongation by node embedding: linear (HOT Sec. 4) or quadratic "
+                              "(scene: solver.mg_embedding)",
+                              "", kEmbeddings, 2, kEmbeddings[embedding], &embedding, nullptr));
+  embedding_ = embedding == 0 ? Embedding::kLinear : Embedding::kQuadratic;
+  PetscOptionsEnd();
+  return 0;
+}
+
+void GridMultigrid::Configure(PC pc) {
+  CallReadingOptions(prefix_, [&] { return ReadOptions(); });
+  OPTISTEP_PETSC(PCSetType(pc, PCMG));
+  OPTISTEP_PETSC(PCMGSetLevels(pc, levels_, nullptr));
+  OPTISTEP_PETSC(PCMGSetType(pc, PC_MG_MULTIPLICATIVE));
+  OPTISTEP_PETSC(PCMGSetCycleType(pc, PC_MG_CYCLE_V));
+  OPTISTEP_PETSC(PCMGSetGalerkin(pc, PC_MG_GALERKIN_BOTH));
+  // With a single level PCMG applies that level's smoother alone.
+  for (int level = levels_ > 1 ? 1 : 0; level < levels_; ++level) {
+    // HOT Alg. 2: one symmetric Gauss-Seidel sweep before and after the coarse correction.
+    KSP smoother = nullptr;
+    PC smoother_pc = nullptr;
+    OPTISTEP_PETSC(PCMGGetSmoother(pc, level, &smoother));
+    OPTISTEP_PETSC(KSPSetType(smoother, KSPRICHARDSON));
+    OPTISTEP_PETSC(KSPSetTolerances(smoother, PETSC_DEFAULT, PETSC_DEFAULT, PETSC_DEFAULT, 1));
+    OPTISTEP_PETSC(KSPGetPC(smoother, &smoother_pc));
+    OPTISTEP_PETSC(PCSetType(smoother_pc, PCSOR));
+    OPTISTEP_PETSC(PCSORSetSymmetric(smoother_pc, SOR_LOCAL_SYMMETRIC_SWEEP));
+  }
+  if (levels_ > 1) {
+    // HOT Sec. 5.3: the coarsest level by point-block-Jacobi PCG to relative tolerance 1/2.
+    KSP coarse = nullptr;
+    PC coarse_pc = nullptr;
+    OPTISTEP_PETSC(PCMGGetCoarseSolve(pc, &coarse));
+    OPTISTEP_PETSC(KSPSetType(coarse, KSPCG));
+    OPTISTEP_PETSC(KSPSetTolerances(coarse, 0.5, 0.0, PETSC_DEFAULT, 10000));
+    OPTISTEP_PETSC(KSPGetPC(coarse, &coarse_pc));
+    OPTISTEP_PETSC(PCSetType(coarse_pc, PCPBJACOBI));
+  }
+}
+
+void GridMultigrid::SetGrid(PC pc, const GridInfo& grid) {
+  sizes_.assign(1, LevelSize{});
+  const auto record = [&](const GridInfo& level, LevelSize* size) {
+    size->nodes = level.n_global;
+    PetscInt owned[2] = {static_cast<PetscInt>(level.owned_nodes.size()),
+                         -static_cast<PetscInt>(level.owned_nodes.size())};
+    MPI_Allreduce(MPI_IN_PLACE, owned, 2, MPIU_INT, MPI_MIN, comm_);
+    size->fewest_owned = owned[0];
+    size->most_owned = -owned[1];
+  };
+  record(grid, &sizes_[0]);
+  GridInfo fine = grid;
+  for (int m = 0; m + 1 < levels_; ++m) {
+    GridInfo coarse;
+    Mat P = BuildProlongation(comm_, fine, embedding_, &coarse);
+    sizes_.emplace_back();
+    record(coarse, &sizes_.back());
+    if (coarse.n_global >= fine.n_global) {
+      MatDestroy(&P);
+      const std::string key =
+          levels_from_option_ ? "-" + prefix_ + "pc_mg_levels" : scene_path_ + ": solver.mg_levels";
+      throw InputError(key + ": " + std::to_string(levels_) + " levels, but this step's MPM grid (" +
+                       std::to_string(grid.n_global) + " nodes) coarsens only to " + std::to_string(m + 1) +
+                       " (level " + std::to_string(m + 1) + " would have " + std::to_string(coarse.n_global) +
+                       " nodes, no fewer than level " + std::to_string(m) + "'s " +
+                       std::to_string(fine.n_global) + "); expected at most " + std::to_string(m + 1));
+    }
+    // PETSc numbers levels from the coarsest (0) to the finest (levels - 1).
+    OPTISTEP_PETSC(PCMGSetInterpolation(pc, levels_ - 1 - m, P));
+    MatDestroy(&P);
+    fine = std::move(coarse);
+  }
+  for (std::size_t m = 0; m < sizes_.size(); ++m)
+    OPTISTEP_PETSC(PetscInfo(pc, "grid multigrid level %d: %" PetscInt_FMT " nodes, %" PetscInt_FMT
+                                 " to %" PetscInt_FMT " per rank\n",
+                             static_cast<int>(m), sizes_[m].nodes, sizes_[m].fewest_owned, sizes_[m].most_owned));
+}
+
+void GridMultigrid::View(PetscViewer viewer) const {
+  OPTISTEP_PETSC(PetscViewerASCIIPrintf(viewer,
+                                        "grid multigrid (HOT Sec. 4): %d levels, %s node embedding, "
+                                        "Galerkin coarse operators\n",
+                                        levels_, EmbeddingName(embedding_)));
+  for (std::size_t m = 0; m < sizes_.size(); ++m)
+    OPTISTEP_PETSC(PetscViewerASCIIPrintf(viewer,
+                                          "  level %d (dx x %d): %" PetscInt_FMT " nodes, %" PetscInt_FMT
+                                          " to %" PetscInt_FMT " per rank\n",
+                                          static_cast<int>(m), 1 << m, sizes_[m].nodes,
+                                          sizes_[m].fewest_owned, sizes_[m].most_owned));
+}
+
+}  // namespace optistep

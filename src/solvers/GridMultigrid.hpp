@@ -1,0 +1,74 @@
+#pragma once
+// Geometric multigrid on an MPM grid (HOT, Wang et al. 2020, Sec. 4): PETSc's PCMG with
+// the prolongations of solvers/NodeEmbedding.hpp between the levels (level m has spacing
+// 2^m dx) and Galerkin coarse operators H^(m+1) = P^T H^m P (HOT eq. 6), formed by PETSc
+// (PCMGSetGalerkin, MatPtAP) from the level-0 matrix the PC is given. The PC is an
+// ordinary PETSc object under the caller's options prefix, so every PCMG parameter is an
+// option (-<prefix>pc_mg_levels, -<prefix>mg_levels_ksp_type, -<prefix>mg_coarse_pc_type,
+// ...; -help lists them). Defaults (set before the options are read, so options override):
+//  - levels: the scene's solver.mg_levels (3, HOT Sec. 7.1), or -<prefix>pc_mg_levels;
+//  - embedding: solver.mg_embedding, or -<prefix>mg_embedding (linear, HOT Sec. 4);
+//  - smoother on every level but the coarsest: one symmetric Gauss-Seidel sweep before and
+//    one after the coarse correction (HOT Sec. 5.3, Alg. 2: it keeps the V-cycle symmetric
+//    positive definite), as PETSc's Richardson with PCSOR: in parallel a rank-local
+//    symmetric sweep inside block Jacobi over the ranks (SOR_LOCAL_SYMMETRIC_SWEEP);
+//  - coarsest level: see GridMultigrid.cpp (kCoarse*), measured in README "Benchmarks";
+//  - multiplicative V-cycle, one cycle per application.
+// The hierarchy is remade for every new grid (SetGrid); PETSc forms the Galerkin products
+// whenever the PC is set up with a new level-0 matrix.
+#include <petscksp.h>
+
+#include <string>
+#include <vector>
+
+#include "solvers/NodeEmbedding.hpp"
+
+namespace optistep {
+
+class GridMultigrid {
+ public:
+  /// levels and embedding: the scene's defaults; scene_path names the scene in messages.
+  GridMultigrid(MPI_Comm comm, std::string prefix, int levels, Embedding embedding,
+                std::string scene_path);
+
+  /// Collective, before KSPSetFromOptions of the KSP that holds pc: reads
+  /// -<prefix>pc_mg_levels and -<prefix>mg_embedding (InputError naming them for a bad
+  /// value), makes pc a PCMG with that many levels and sets the defaults above.
+  void Configure(PC pc);
+  /// Collective, after KSPReset of the KSP holding pc (a new grid) and before its
+  /// KSPSetOperators/KSPSetUp: builds the levels below grid (level 0) and sets their
+  /// prolongations into pc. InputError naming solver.mg_levels (or the option) when the
+  /// grid cannot be coarsened that often: a level would not have fewer nodes than the one
+  /// above it.
+  void SetGrid(PC pc, const GridInfo& grid);
+
+  int levels() const { return levels_; }
+  Embedding embedding() const { return embedding_; }
+  /// Nodes of each level of the last SetGrid (level 0 first), over all ranks, and the
+  /// fewest and most a rank owns.
+  struct LevelSize {
+    PetscInt nodes = 0;
+    PetscInt fewest_owned = 0;
+    PetscInt most_owned = 0;
+  };
+  const std::vector<LevelSize>& level_sizes() const { return sizes_; }
+  /// Collective: the levels, embedding and, after a SetGrid, the level sizes.
+  void View(PetscViewer viewer) const;
+
+ private:
+  PetscErrorCode ReadOptions();
+
+  MPI_Comm comm_;
+  std::string prefix_;
+  int levels_;
+  Embedding embedding_;
+  std::string scene_path_;
+  bool levels_from_option_ = false;
+  std::vector<LevelSize> sizes_;
+};
+
+/// The phase of building the levels (prolongations) and PETSc's set-up of the PCMG
+/// (Galerkin products, smoothers, coarse solve): "HierarchyBuild".
+extern const Phase kHierarchyBuildPhase;
+
+}  // namespace optistep
