@@ -9,6 +9,9 @@
 //  - a box left on the ground: backward Euler with APIC transfers and sticky grid nodes
 //    dissipates (Jiang et al. 2015, Sec. 5; the incremental potential is minimized), so the
 //    total energy (kinetic with APIC's affine part, gravitational, elastic) never grows;
+//  - Coulomb friction on a slope (gravity tilted by theta = 30 degrees against a level slip
+//    ground): a block slides with a = g (sin theta - mu cos theta) when mu < tan theta, and
+//    stays put when mu > tan theta;
 //  - the same scene on any rank count gives the same particles to solver tolerance, and
 //    twice on the same ranks bitwise the same.
 #include <gtest/gtest.h>
@@ -16,8 +19,10 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "MpmTestUtil.hpp"
@@ -261,7 +266,13 @@ solver: {cn_epsilon: 1.0e-9}
               "resting box (%s ground): E0 %.6f J, E_end - E0 %.3e J, worst step gain %.3e J, lowest y %.4f m, "
               "final kinetic %.3e J\n",
               boundary.c_str(), E0, previous - E0, worst_gain, lowest, kinetic);
-  EXPECT_LE(worst_gain, 1e-9 * scale) << "energy grew over a step (J)";
+  // Coulomb friction acts after the solve (Gast Sec. 5.2): stopping a slip node that the
+  // elastic forces push changes F_p away from the minimizer's, which can store more
+  // elastic energy than the node's kinetic energy it removes. Bounded by mu times the
+  // normal impulse the node takes (weight of the box above), the worst such gain measured
+  // 3.4e-4 J (9e-6 of the scale; the approach-speed bound before stopped fewer nodes).
+  const double allowed_gain = boundary == "slip" ? 2e-5 * scale : 1e-9 * scale;
+  EXPECT_LE(worst_gain, allowed_gain) << "energy grew over a step (J)";
   EXPECT_LT(previous, E0) << "backward Euler should have dissipated the sag's oscillation";
   EXPECT_GT(lowest, -0.1) << "a particle sank more than a cell dx into the ground (m)";
   // Resting, the box stays on the surface: a slip ground that let go of nodes moving
@@ -271,6 +282,95 @@ solver: {cn_epsilon: 1.0e-9}
 }
 
 INSTANTIATE_TEST_SUITE_P(MpmVerification, BoxOnTheGround, ::testing::Values("sticky", "slip"));
+
+/// A 0.4 x 0.2 x 0.2 m block (dx = 0.05, 1024 particles) resting on a slip ground with
+/// Coulomb friction mu, on a slope of theta = 30 degrees: the ground stays level (normal +y,
+/// so the block lies flush on grid nodes) and gravity is tilted, g = 9.81 (sin theta,
+/// -cos theta, 0). Coulomb's law gives the centre of mass the acceleration
+/// a = g (sin theta - mu cos theta) along the slope when mu < tan theta = 0.577 and none
+/// when mu > tan theta. Backward Euler of a constant acceleration gives v_n = a t_n exactly.
+struct SlopeMotion {
+  double velocity = 0.0;      ///< the centre of mass's velocity along the slope at the end (m/s)
+  double displacement = 0.0;  ///< its displacement along the slope (m)
+  double time = 0.0;          ///< s
+};
+
+/// Collective: the block's motion along the slope after `steps` steps of dt (s).
+SlopeMotion SlideOnSlope(const std::string& tag, double mu, double dt, int steps) {
+  const double theta = M_PI / 6.0, g = 9.81;
+  const std::string dir = SharedTempDir(tag);
+  char gravity[96], time[96], ground[160];
+  std::snprintf(gravity, sizeof gravity, "gravity: [%.17g, %.17g, 0]\n", g * std::sin(theta),
+                -g * std::cos(theta));
+  std::snprintf(time, sizeof time, "time: {dt: %.17g, frame_dt: %.17g, frames: %d}\n", dt, dt, steps);
+  std::snprintf(ground, sizeof ground,
+                "  - {type: half_space, point: [0, 0, 0], normal: [0, 1, 0], boundary: slip, "
+                "friction: %.17g}\n",
+                mu);
+  const SceneConfig scene = MakeScene(dir + "/slope.yaml", std::string(R"(
+discretization: mpm
+mpm: {dx: 0.05, ppc: 8}
+)") + gravity + time + R"(bodies:
+  - shape: {type: box, min: [0, 0, 0], max: [0.4, 0.2, 0.2]}
+    material: {E: 1.0e6, nu: 0.3, density: 1000}
+collision_objects:
+)" + ground + R"(solver: {cn_epsilon: 1.0e-9}
+)");
+  MpmSimulation sim(PETSC_COMM_WORLD, scene);
+  auto centre = [&sim](Vec3* x_c, Vec3* v_c) {
+    std::vector<double> x, v, m;
+    sim.GatherParticles(&x, &v, &m);
+    double mass = 0.0;
+    *x_c = *v_c = Vec3::Zero();
+    for (std::size_t p = 0; p < m.size(); ++p) {
+      mass += m[p];
+      *x_c += m[p] * Vec3(x[3 * p], x[3 * p + 1], x[3 * p + 2]);
+      *v_c += m[p] * Vec3(v[3 * p], v[3 * p + 1], v[3 * p + 2]);
+    }
+    *x_c /= mass;
+    *v_c /= mass;
+  };
+  Vec3 x0, v0, x1, v1;
+  centre(&x0, &v0);
+  for (int f = 0; f < scene.time.frames; ++f) sim.AdvanceFrame(nullptr);
+  centre(&x1, &v1);
+  return {v1.x(), x1.x() - x0.x(), sim.time()};
+}
+
+/// mu = 0.2 < tan 30 deg: a = 9.81 (0.5 - 0.2 cos 30 deg) = 3.206 m/s^2 (frictionless
+/// 4.905; the friction bound of the approach speed alone gave 4.68), over 0.5 s at
+/// dt = 1/96 s. (At the frame step dt = 1/24 s it comes out 41% low, 1.90 m/s^2: friction
+/// acts after the solve, on the contact nodes' velocities only; issue 10.)
+TEST(MpmVerification, SlidingBlockHasCoulombAcceleration) {
+  const double theta = M_PI / 6.0, g = 9.81, mu = 0.2;
+  const double a = g * (std::sin(theta) - mu * std::cos(theta));
+  const SlopeMotion s = SlideOnSlope("mpm_slope_slip", mu, 1.0 / 96.0, 48);
+  const double measured = s.velocity / s.time;
+  PetscPrintf(PETSC_COMM_WORLD,
+              "slope, mu %.2f, dt 1/96 s: v %.4f m/s after %.3f s, a = %.4f m/s^2, Coulomb %.4f "
+              "(%+.2f%%), frictionless %.4f\n",
+              mu, s.velocity, s.time, measured, a, 100.0 * (measured - a) / a, g * std::sin(theta));
+  EXPECT_NEAR(measured, a, 0.05 * a) << "mean acceleration along the slope (m/s^2)";
+}
+
+/// mu = 0.8 > tan 30 deg = 0.577: the block sticks. Frictionless it would slide
+/// g sin theta t^2 / 2 = 0.61 m in 0.5 s (the approach-speed bound let it slide 2.03 m
+/// in 1 s); before the contact's shear builds up, the first steps let the block move a
+/// little (measured 10.5 mm), then it must stop: less than 0.3 dx = 15 mm (2.4% of the
+/// frictionless slide) and a final speed below 1 cm/s, at dt = 1/96 s. (At dt = 1/24 s it
+/// still slides, 0.44 m in 1 s: friction after the solve can stop only the contact nodes,
+/// and at omega dt ~ 10 the next solve lets the body slide as one again; issue 10.)
+TEST(MpmVerification, BlockOnASlopeSticksWhenMuExceedsTanTheta) {
+  const double dx = 0.05, g = 9.81;
+  const SlopeMotion s = SlideOnSlope("mpm_slope_stick", 0.8, 1.0 / 96.0, 48);
+  const double frictionless = 0.5 * g * 0.5 * s.time * s.time;
+  PetscPrintf(PETSC_COMM_WORLD,
+              "slope, mu 0.80, dt 1/96 s: displacement %.3e m after %.3f s (%.2f%% of the frictionless "
+              "%.3f m), v %.3e m/s\n",
+              s.displacement, s.time, 100.0 * s.displacement / frictionless, frictionless, s.velocity);
+  EXPECT_LT(std::abs(s.displacement), 0.3 * dx) << "drift along the slope (m)";
+  EXPECT_LT(std::abs(s.velocity), 0.01) << "still sliding (m/s)";
+}
 
 /// A ball thrown at a slip ground with Coulomb friction: FCR elasticity, gravity, slip
 /// constraints switching on and off, particles migrating.

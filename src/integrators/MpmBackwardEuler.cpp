@@ -63,7 +63,6 @@ std::vector<mpm::NodeConstraint> MpmBackwardEuler::NodeConstraints(const mpm::St
         if (approach > 0.0) {
           c.kind = mpm::NodeConstraint::Kind::kSlip;
           c.normal = n;
-          c.approach_speed = approach;
         }
       }
       break;

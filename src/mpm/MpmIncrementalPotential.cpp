@@ -144,7 +144,9 @@ void MpmIncrementalPotential::Project(Vec d) const {
   OPTISTEP_PETSC(VecRestoreArray(d, &da));
 }
 
-PetscReal MpmIncrementalPotential::Evaluate(Vec dv, Vec g) {
+PetscReal MpmIncrementalPotential::Evaluate(Vec dv, Vec g) { return Assemble(dv, g, true); }
+
+PetscReal MpmIncrementalPotential::Assemble(Vec dv, Vec g, bool project) {
   LoadVelocities(dv);
   const Particles& particles = domain_.particles();
   const StencilCache& cache = step_.cache;
@@ -182,7 +184,7 @@ PetscReal MpmIncrementalPotential::Evaluate(Vec dv, Vec g) {
     energy += 0.5 * m * dvi.squaredNorm() - dt_ * m * gravity_.dot(dvi);
     if (g) {
       for (int d = 0; d < 3; ++d) ga[3 * k + d] += m * dvi[d] - dt_ * m * gravity_[d];
-      ProjectNode(i, ga + 3 * k);
+      if (project) ProjectNode(i, ga + 3 * k);
     }
   }
   if (g) OPTISTEP_PETSC(VecRestoreArray(g, &ga));
@@ -524,19 +526,54 @@ void MpmIncrementalPotential::InitialGuess(Vec dv, bool with_gravity) const {
 }
 
 void MpmIncrementalPotential::NewGridVelocities(Vec dv, std::vector<double>* v_new) {
+  int friction = 0;
+  for (const NodeConstraint& c : constraints_) friction |= c.kind == Kind::kSlip && c.friction > 0.0;
+  MPI_Allreduce(MPI_IN_PLACE, &friction, 1, MPI_INT, MPI_MAX, domain_.comm());
+  // The normal impulse per unit mass the slip constraint absorbs at each node, dv_n (m/s).
+  // At the minimizer the projected gradient vanishes, so the unprojected gradient of E is
+  // the constraint's impulse on the node, g_i = m_i dv_i - dt (f_i + m_i g) = dt f_c,i,
+  // along n_i: the reaction to the approach, to the weight of the material above and to
+  // the elastic forces alike (Gast et al. 2015 Sec. 5.2 and 6; HOT, Wang et al. 2020,
+  // projects the same constraint on the grid nodes).
+  std::vector<double> normal_impulse;
+  if (friction) {
+    Vec g = CreateVector();
+    Assemble(dv, g, false);
+    // Owned nodes only: a ghost node's P2G mass is a partial sum.
+    PetscScalar* ga = nullptr;
+    OPTISTEP_PETSC(VecGetArray(g, &ga));
+    for (std::size_t k = 0; k < step_.owned_nodes.size(); ++k) {
+      const int i = step_.owned_nodes[k];
+      const NodeConstraint& c = constraints_[i];
+      const Vec3 g_i(ga[3 * k], ga[3 * k + 1], ga[3 * k + 2]);
+      // A node the material pulls away from the object (n . g_i < 0) has no friction.
+      ga[3 * k] = c.kind == Kind::kSlip && c.friction > 0.0
+                      ? std::max(0.0, c.normal.dot(g_i)) / step_.grid.m[i]
+                      : 0.0;
+    }
+    OPTISTEP_PETSC(VecRestoreArray(g, &ga));
+    {
+      const GhostedLocalView local(g);
+      normal_impulse.assign(constraints_.size(), 0.0);
+      for (std::size_t i = 0; i < constraints_.size(); ++i)
+        if (step_.local_form[i] >= 0) normal_impulse[i] = local.data()[3 * step_.local_form[i]];
+    }
+    OPTISTEP_PETSC(VecDestroy(&g));
+  }
   LoadVelocities(dv);
   *v_new = v_work_;
   for (std::size_t i = 0; i < constraints_.size(); ++i) {
     const NodeConstraint& c = constraints_[i];
     if (c.kind != Kind::kSlip || c.friction <= 0.0) continue;
-    // Coulomb friction with the normal velocity the constraint removed (Gast Sec. 5.2).
-    const double removed = c.approach_speed;
+    // Coulomb friction after the solve (Gast Sec. 5.2): the tangential relative velocity
+    // falls by at most mu dv_n, and stops rather than reverses.
     Eigen::Map<Vec3> v(v_new->data() + 3 * i);
     const Vec3 rel = v - c.velocity;
     const Vec3 normal_part = c.normal.dot(rel) * c.normal;
     const Vec3 tangential = rel - normal_part;
     const double speed = tangential.norm();
-    const double keep = speed > 0.0 ? std::max(0.0, 1.0 - c.friction * removed / speed) : 0.0;
+    const double keep =
+        speed > 0.0 ? std::max(0.0, 1.0 - c.friction * normal_impulse[i] / speed) : 0.0;
     v = c.velocity + normal_part + keep * tangential;
   }
 }

@@ -27,9 +27,6 @@ struct NodeConstraint {
   Vec3 normal = Vec3::Zero();     ///< kSlip: unit normal of the object
   Vec3 velocity = Vec3::Zero();   ///< the object's velocity at the node (m/s)
   double friction = 0.0;          ///< kSlip: Coulomb coefficient
-  /// kSlip: the normal speed toward the object that the constraint removes (m/s), the
-  /// measure of the normal impulse per unit mass for friction.
-  double approach_speed = 0.0;
 };
 
 class MpmIncrementalPotential : public IncrementalPotential {
@@ -62,7 +59,10 @@ class MpmIncrementalPotential : public IncrementalPotential {
   /// or to dt g on the free components when with_gravity. Rank-local.
   void InitialGuess(Vec dv, bool with_gravity) const;
   /// Collective: fills v_new (3 per local grid node, m/s) with v_i + dv_i (ghosts too)
-  /// and applies Coulomb friction on slip nodes (Gast Sec. 5.2 applied on the grid).
+  /// and applies Coulomb friction on slip nodes (Gast Sec. 5.2 applied on the grid): the
+  /// tangential relative velocity falls by at most mu dv_n, dv_n = (n . g_i) / m_i the
+  /// normal impulse per unit mass the constraint absorbs (g_i the unprojected gradient of
+  /// E at dv; one more gradient evaluation when some slip node has friction).
   void NewGridVelocities(Vec dv, std::vector<double>* v_new);
 
   /// y = H x for the matrix-free Hessian (public for the MatShell callback).
@@ -77,6 +77,9 @@ class MpmIncrementalPotential : public IncrementalPotential {
   /// v_work_ = v_i + dv_i per local grid node.
   void LoadVelocities(Vec dv);
   PetscReal Evaluate(Vec dv, Vec g) override;
+  /// E(dv) and, if g, its gradient on the owned nodes, projected on the constraints when
+  /// project (Evaluate) and whole when not (the constraint impulses, NewGridVelocities).
+  PetscReal Assemble(Vec dv, Vec g, bool project);
   /// Particle p's hardening factor (1 unless its material is snow).
   double Hardening(std::size_t p) const;
   /// Applies node's constraint projector to the 3 values at g3 (local grid node).
