@@ -42,16 +42,17 @@ std::unique_ptr<Minimizer> CreateMinimizer(MPI_Comm comm, const SolverConfig& co
   std::string method = config.method;
   PetscBool set = PETSC_FALSE;
   OPTISTEP_PETSC(ReadMethodOption(comm, &method, &set));
+  // Where the name came from, for the messages: the option or the scene key.
+  const std::string source = set ? std::string("-solver_method") : scene_path + ": solver.method";
   const auto& known = MinimizerTypes();
   if (std::find(known.begin(), known.end(), method) == known.end())
-    throw InputError((set ? std::string("-solver_method") : scene_path + ": solver.method") + ": '" +
-                     method + "' is not a minimizer (" + KnownNames() + ")");
+    throw InputError(source + ": '" + method + "' is not a minimizer (" + KnownNames() + ")");
   if ((method == "hot" || method == "newton_mg") && !defaults.grid)
-    throw InputError((set ? std::string("-solver_method") : scene_path + ": solver.method") + ": '" + method +
+    throw InputError(source + ": '" + method +
                      "' needs the MPM grid (its multigrid embeds grid nodes); expected discretization: mpm");
   if (method == "dot" && defaults.grid)
-    throw InputError((set ? std::string("-solver_method") : scene_path + ": solver.method") +
-                     ": 'dot' needs a tet mesh (its subdomains are sets of tets); expected discretization: fem");
+    throw InputError(source + ": 'dot' needs a tet mesh (its subdomains are sets of tets); "
+                     "expected discretization: fem");
   std::unique_ptr<Minimizer> minimizer;
   if (method == "lbfgs")
     minimizer = std::make_unique<LbfgsMinimizer>(comm, config, defaults, LbfgsMethod::Lbfgs(config));
