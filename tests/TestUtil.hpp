@@ -221,6 +221,14 @@ inline std::uintmax_t OffsetOfRow(const std::string& path, const std::string& na
   return address + static_cast<std::uintmax_t>(row) * columns * sizeof(double);
 }
 
+/// How many entries of a and b (of equal size) differ (!=): 0 when two runs are bitwise
+/// the same.
+inline std::size_t DifferingValues(const std::vector<double>& a, const std::vector<double>& b) {
+  std::size_t differing = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) differing += a[i] != b[i];
+  return differing;
+}
+
 inline int Rank() {
   int r = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &r);

@@ -67,9 +67,7 @@ TEST(FemRankInvariance, SameRanksGiveBitwiseIdenticalResults) {
   const std::vector<double> first = RunScene(PETSC_COMM_WORLD, scene);
   const std::vector<double> second = RunScene(PETSC_COMM_WORLD, scene);
   ASSERT_EQ(first.size(), second.size());
-  size_t differing = 0;
-  for (size_t i = 0; i < first.size(); ++i) differing += (first[i] != second[i]);
-  EXPECT_EQ(differing, 0u);
+  EXPECT_EQ(test::DifferingValues(first, second), 0u);
 }
 
 }  // namespace

@@ -29,6 +29,7 @@
 
 #include "MpmPotentialFixture.hpp"
 #include "MpmTestUtil.hpp"
+#include "TestUtil.hpp"
 #include "partition/Exchange.hpp"
 #include "solvers/LbfgsMinimizer.hpp"
 #include "solvers/MinimizerFactory.hpp"
@@ -464,9 +465,7 @@ TEST(HotScenes, TwistingBarIsBitwiseRepeatableOnTheSameRanks) {
   const std::vector<double> first = RunHot(PETSC_COMM_WORLD, scene);
   const std::vector<double> second = RunHot(PETSC_COMM_WORLD, scene);
   ASSERT_EQ(first.size(), second.size());
-  std::size_t differing = 0;
-  for (std::size_t i = 0; i < first.size(); ++i) differing += (first[i] != second[i]);
-  EXPECT_EQ(differing, 0u);
+  EXPECT_EQ(test::DifferingValues(first, second), 0u);
 }
 
 }  // namespace

@@ -284,9 +284,7 @@ TEST(LbfgsScenes, DotIsBitwiseRepeatableAndAgreesAcrossRankCounts) {
     const std::vector<double> first = DotOnTheTwistedBar(PETSC_COMM_WORLD, merge);
     const std::vector<double> second = DotOnTheTwistedBar(PETSC_COMM_WORLD, merge);
     ASSERT_EQ(first.size(), second.size());
-    std::size_t differing = 0;
-    for (std::size_t i = 0; i < first.size(); ++i) differing += first[i] != second[i];
-    EXPECT_EQ(differing, 0u) << merge;
+    EXPECT_EQ(test::DifferingValues(first, second), 0u) << merge;
     std::vector<double> alone(first.size());
     if (test::Rank() == 0) alone = DotOnTheTwistedBar(PETSC_COMM_SELF, merge);
     MPI_Bcast(alone.data(), static_cast<int>(alone.size()), MPI_DOUBLE, 0, MPI_COMM_WORLD);

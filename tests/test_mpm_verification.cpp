@@ -418,9 +418,7 @@ TEST(MpmRankInvariance, SameRanksGiveBitwiseIdenticalResults) {
   const std::vector<double> first = test::RunMpmScene(PETSC_COMM_WORLD, scene);
   const std::vector<double> second = test::RunMpmScene(PETSC_COMM_WORLD, scene);
   ASSERT_EQ(first.size(), second.size());
-  std::size_t differing = 0;
-  for (std::size_t i = 0; i < first.size(); ++i) differing += (first[i] != second[i]);
-  EXPECT_EQ(differing, 0u);
+  EXPECT_EQ(test::DifferingValues(first, second), 0u);
 }
 
 }  // namespace
