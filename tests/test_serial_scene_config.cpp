@@ -349,7 +349,7 @@ TEST_F(SceneConfigTest, BadInputsNameFileAndKey) {
       {"unknown key",
        time + "bodies: [{mesh: m.msh, materail: {E: 1, nu: 0, density: 1}}]\n",
        {"bodies[0].materail: unknown key (known: name, mesh, surface, shape, transform, "
-        "material, initial_velocity)"}},
+        "material, initial_velocity, initial_conditions)"}},
       {"unknown top-level key", time + body + "gravitty: [0, 0, 0]\n", {"gravitty: unknown key"}},
       {"wrong type",
        time + body + "gravity: down\n",
@@ -787,7 +787,7 @@ TEST_F(SceneConfigTest, BadOverrides) {
   EXPECT_EQ(ErrorOf(path, {"bodies.0.materail=1"}),
             path +
                 ": bodies[0].materail: unknown key (known: name, mesh, surface, shape, transform, "
-                "material, initial_velocity)");
+                "material, initial_velocity, initial_conditions)");
   EXPECT_EQ(ErrorOf(path, {"time.frames=2.5"}),
             path + ": time.frames: expected an integer >= 1, got '2.5'");
 }
