@@ -24,7 +24,7 @@
 //    gradient stays exact, so the minimizer still converges to the loaded state; Newton's
 //    rate is limited by |K_load| / |K| ~ p / E (the "unsymmetric part neglected"
 //    iteration of Schweizerhof and Ramm 1984). On configs/loaded_bar.yaml's cube under
-//    -2 kPa (E = 1e5 Pa) the first step takes 3 Newton iterations so, and 14 with each
+//    -2 kPa (E = 1e5 Pa) the first step takes 3 Newton iterations this way, against 14 with each
 //    face's block replaced by its positive part.
 //
 // A face is loaded when its three nodes are selected (the selection of Dirichlet
