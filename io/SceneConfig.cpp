@@ -604,9 +604,9 @@ LoadConfig ParseLoad(const Field& f, std::size_t i, const Names& body_names,
       TypedMap(f, "type", kLoadTypes, kLoadTypeKeys, {"type", "name", "time_function"}, &type);
   LoadConfig load;
   load.kind = static_cast<LoadConfig::Kind>(type);
-  if (mpm && load.kind != LoadConfig::Kind::kBodyForce)
+  if (mpm && (load.kind == LoadConfig::Kind::kTraction || load.kind == LoadConfig::Kind::kPressure))
     m.Get("type").Error("only FEM scenes take loads of type " + kLoadTypes[type] +
-                        " (MPM scenes take body_force)");
+                        " (MPM scenes take point and body_force)");
   load.name = "load" + std::to_string(i);
   m.Read("name", load.name);
   if (m.Has("time_function")) load.time_function = ReadTimeFunction(m.Get("time_function"), named);

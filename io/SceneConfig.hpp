@@ -204,8 +204,10 @@ struct TimeFunctionConfig {
 };
 
 /// An external load (key loads), an energy term of the incremental potential scaled by
-/// its time function at the end of each step (src/fem/FemLoads.hpp, MPM: body forces only):
-///  - point: the total force `force` (N), split equally over the selected nodes (FEM);
+/// its time function at the end of each step (src/fem/FemLoads.hpp; MPM: point loads and
+/// body forces, src/mpm/MpmLoads.hpp):
+///  - point: the total force `force` (N), split equally over the selected nodes (FEM) or
+///    the particles the selection holds at each step's start (MPM);
 ///  - traction: `traction` (Pa, force per unit rest area) on the boundary faces whose three
 ///    nodes are selected (FEM), a dead load;
 ///  - pressure: `pressure` (Pa, > 0 pushes into the body) on the selected boundary faces

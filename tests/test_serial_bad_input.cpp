@@ -209,13 +209,20 @@ const std::vector<BadInput>& Cases() {
       {"table_not_increasing",
        Scene("table.yaml", "output:", "time_functions: {t: {type: table, points: [[0, 1], [2, 3], [1, 0]]}}\noutput:"),
        "run table.yaml", 1, {"table.yaml", "time_functions.t.points[2][0]", "after the previous point's 2"}},
-      {"mpm_point_load",
+      {"mpm_traction",
        [](const fs::path& d) {
          Write(d / "mpmload.yaml",
                std::string(kDxTypo).replace(std::string(kDxTypo).find("1.0e-4"), 6, "0.05") +
-                   "loads: [{type: point, select: {axis: y, end: max}, force: [0, 1, 0]}]\n");
+                   "loads: [{type: traction, select: {axis: y, end: max}, traction: [0, 1, 0]}]\n");
        },
-       "run mpmload.yaml", 1, {"mpmload.yaml", "loads[0].type", "only FEM scenes"}},
+       "run mpmload.yaml", 1, {"mpmload.yaml", "loads[0].type", "only FEM scenes", "traction"}},
+      {"mpm_point_load_selects_no_particle",
+       [](const fs::path& d) {
+         Write(d / "mpmpoint.yaml",
+               std::string(kDxTypo).replace(std::string(kDxTypo).find("1.0e-4"), 6, "0.05") +
+                   "loads: [{type: point, select: {box: {min: [1, 1, 1], max: [2, 2, 2]}}, force: [0, 1, 0]}]\n");
+       },
+       "run mpmpoint.yaml", 1, {"mpmpoint.yaml", "loads[0] ('load0').select", "holds no particle"}},
       {"velocity_expression_syntax",
        Scene("expr.yaml", "density: 1000}",
              "density: 1000}\n    initial_conditions: {velocity_expression: ['0', '2*y +', '0']}"),

@@ -12,6 +12,7 @@
 #include "io/SurfaceMesh.hpp"
 #include "io/TetMesh.hpp"
 #include "model/InitialConditions.hpp"
+#include "mpm/MpmLoads.hpp"
 #include "mpm/Sampling.hpp"
 #include "mpm/Shapes.hpp"
 #include "mpm/SurfaceMesh.hpp"
@@ -136,6 +137,7 @@ MpmSimulation::MpmSimulation(MPI_Comm comm, const SceneConfig& scene)
   domain_ = std::make_unique<mpm::MpmDomain>(comm_, scene_.mpm.dx, scene_.mpm.repartition_threshold);
   domain_->Distribute(std::move(all));
   n_particles_ = domain_->GlobalParticleCount();
+  mpm::CheckPointLoads(scene_, *domain_);
   SetIntegrator(CreateMpmIntegrator(scene_, *domain_, model_));
 }
 

@@ -7,6 +7,7 @@
 #include "core/Phases.hpp"
 #include "model/TimeFunction.hpp"
 #include "mpm/MpmIncrementalPotential.hpp"
+#include "mpm/MpmLoads.hpp"
 
 namespace optistep {
 namespace {
@@ -87,6 +88,7 @@ SolveReport MpmBackwardEuler::TryStep(double dt) {
                                          NodeConstraints(step, dt), dt,
                                          UniformAcceleration(scene_, t_ + dt),
                                          scene_.mpm.matrix_free, minimizer_->HessianType());
+  if (mpm::HasPointLoads(scene_)) potential.SetNodalForces(mpm::NodalPointLoads(scene_, domain_, step, t_ + dt));
   Vec dv = potential.CreateVector(), guess = nullptr;
   OPTISTEP_PETSC(VecDuplicate(dv, &guess));
   potential.InitialGuess(dv, false);
