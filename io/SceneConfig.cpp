@@ -9,6 +9,7 @@
 // Every rank parses the same text, so every rank throws the same InputError.
 #include "io/SceneConfig.hpp"
 
+#include <muParser.h>
 #include <yaml-cpp/yaml.h>
 
 #include <Eigen/Geometry>
@@ -18,6 +19,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -443,9 +445,12 @@ std::string ReadPath(const Field& f, const fs::path& scene_folder) {
   return fs::path(path).is_absolute() ? path : (scene_folder / path).lexically_normal().string();
 }
 
+InitialConditionsConfig ParseInitialConditions(const Field& f, const fs::path& scene_folder,
+                                               bool mpm);
+
 BodyConfig ParseBody(const Field& f, std::size_t i, const fs::path& scene_folder, bool mpm) {
   const MapView m(f, {"name", "mesh", "surface", "shape", "transform", "material",
-                      "initial_velocity"});
+                      "initial_velocity", "initial_conditions"});
   BodyConfig body;
   body.name = "body" + std::to_string(i);
   m.Read("name", body.name);
@@ -471,6 +476,7 @@ BodyConfig ParseBody(const Field& f, std::size_t i, const fs::path& scene_folder
   body.transform = ParseTransform(m.Get("transform"));
   body.material = ParseMaterial(m.Require("material"), mpm);
   m.Read("initial_velocity", body.initial_velocity);
+  body.initial_conditions = ParseInitialConditions(m.Get("initial_conditions"), scene_folder, mpm);
   return body;
 }
 
@@ -516,6 +522,192 @@ std::vector<MotionSegmentConfig> ParseMotion(const Field& f) {
   return ParseList<MotionSegmentConfig>(
       f, [](const Field& item, std::size_t) { return ParseSegment(item); });
 }
+
+// --- Loads, time functions, initial conditions (issue 10, items 4 and 5) -------------------
+
+const Names kTimeFunctionTypes = {"constant", "ramp", "table"};
+const std::vector<Names> kTimeFunctionTypeKeys = {{"value"}, {"start", "end", "from", "to"}, {"points"}};
+const Names kLoadTypes = {"point", "traction", "pressure", "body_force"};
+const std::vector<Names> kLoadTypeKeys = {
+    {"select", "force"}, {"select", "traction"}, {"select", "pressure", "follower"},
+    {"acceleration", "body"}};
+using TimeFunctions = std::map<std::string, TimeFunctionConfig>;
+
+TimeFunctionConfig ParseTimeFunction(const Field& f, const std::string& name) {
+  std::size_t type = 0;
+  const MapView m = TypedMap(f, "type", kTimeFunctionTypes, kTimeFunctionTypeKeys, {"type"}, &type);
+  TimeFunctionConfig tf;
+  tf.kind = static_cast<TimeFunctionConfig::Kind>(type);
+  tf.name = name;
+  switch (tf.kind) {
+    case TimeFunctionConfig::Kind::kConstant:
+      m.Require("value").To(tf.value);
+      break;
+    case TimeFunctionConfig::Kind::kRamp:
+      m.Read("start", tf.start, kNonNegative);
+      m.Require("end").To(tf.end, Range{tf.start, kInf, true});
+      m.Read("from", tf.from);
+      m.Read("to", tf.to);
+      break;
+    case TimeFunctionConfig::Kind::kTable: {
+      const Field points = m.Require("points");
+      for (const Field& item : points.Items()) {
+        if (!item.node().IsSequence() || item.node().size() != 2)
+          item.Expected("a pair [t, value]");
+        const std::vector<Field> pair = item.Items();
+        double t = 0.0, value = 0.0;
+        pair[0].To(t, kNonNegative);
+        pair[1].To(value);
+        if (!tf.points.empty() && !(t > tf.points.back().first))
+          pair[0].Expected("a time after the previous point's " + FormatNumber(tf.points.back().first));
+        tf.points.emplace_back(t, value);
+      }
+      if (tf.points.empty()) points.Expected("a non-empty sequence of [t, value] pairs");
+      break;
+    }
+  }
+  return tf;
+}
+
+/// The top-level time_functions: a map from names to functions.
+TimeFunctions ParseTimeFunctions(const Field& f) {
+  TimeFunctions named;
+  const YAML::Node& node = f.node();
+  if (!node.IsDefined() || node.IsNull()) return named;
+  if (!node.IsMap()) f.Expected("a map from names to time functions");
+  for (const auto& entry : node) {
+    if (!entry.first.IsScalar()) f.Error("expected string keys, got " + Describe(entry.first));
+    const std::string name = entry.first.Scalar();
+    if (named.count(name)) f.Child(name).Error("duplicate key");
+    named[name] = ParseTimeFunction(f.Child(name), name);
+  }
+  return named;
+}
+
+/// A time function by name (a key of time_functions) or inline (a map).
+TimeFunctionConfig ReadTimeFunction(const Field& f, const TimeFunctions& named) {
+  if (!f.node().IsScalar()) return ParseTimeFunction(f, "");
+  const auto found = named.find(f.node().Scalar());
+  if (found == named.end()) {
+    Names known;
+    for (const auto& entry : named) known.push_back(entry.first);
+    f.Error("unknown time function '" + f.node().Scalar() + "' (time_functions: " +
+            (known.empty() ? "none" : Join(known, ", ")) + ")");
+  }
+  return found->second;
+}
+
+LoadConfig ParseLoad(const Field& f, std::size_t i, const Names& body_names,
+                     const TimeFunctions& named, bool mpm) {
+  std::size_t type = 0;
+  const MapView m =
+      TypedMap(f, "type", kLoadTypes, kLoadTypeKeys, {"type", "name", "time_function"}, &type);
+  LoadConfig load;
+  load.kind = static_cast<LoadConfig::Kind>(type);
+  if (mpm && (load.kind == LoadConfig::Kind::kTraction || load.kind == LoadConfig::Kind::kPressure))
+    m.Get("type").Error("only FEM scenes take loads of type " + kLoadTypes[type] +
+                        " (MPM scenes take point and body_force)");
+  load.name = "load" + std::to_string(i);
+  m.Read("name", load.name);
+  if (m.Has("time_function")) load.time_function = ReadTimeFunction(m.Get("time_function"), named);
+  if (load.kind != LoadConfig::Kind::kBodyForce)
+    load.select = ParseSelection(m.Require("select"), body_names);
+  switch (load.kind) {
+    case LoadConfig::Kind::kPoint:
+      m.Require("force").To(load.force);
+      break;
+    case LoadConfig::Kind::kTraction:
+      m.Require("traction").To(load.traction);
+      break;
+    case LoadConfig::Kind::kPressure:
+      m.Require("pressure").To(load.pressure);
+      m.Read("follower", load.follower);
+      break;
+    case LoadConfig::Kind::kBodyForce:
+      m.Require("acceleration").To(load.acceleration);
+      if (m.Read("body", load.body)) {
+        if (mpm)
+          m.Get("body").Error("MPM body forces act on the grid, on all bodies: leave out 'body'");
+        if (std::find(body_names.begin(), body_names.end(), load.body) == body_names.end())
+          m.Get("body").Expected("the name of a body (" + Join(body_names, ", ") + ")");
+      }
+      break;
+  }
+  return load;
+}
+
+/// A muparser expression in x, y, z: parsed and evaluated once at the origin, so that a
+/// syntax error stops the run before anything is written, with muparser's message.
+void CheckExpression(const Field& f, const std::string& expression) {
+  try {
+    double x = 0.0, y = 0.0, z = 0.0;
+    mu::Parser parser;
+    parser.DefineVar("x", &x);
+    parser.DefineVar("y", &y);
+    parser.DefineVar("z", &z);
+    parser.SetExpr(expression);
+    parser.Eval();
+  } catch (const mu::Parser::exception_type& e) {
+    f.Error("muparser cannot read '" + expression + "': " + e.GetMsg());
+  }
+}
+
+InitialConditionsConfig ParseInitialConditions(const Field& f, const fs::path& scene_folder,
+                                               bool mpm) {
+  const MapView m(f, {"angular_velocity", "velocity_expression", "velocity_table", "prestrain"});
+  InitialConditionsConfig ic;
+  if (m.Has("angular_velocity")) {
+    const MapView w(m.Get("angular_velocity"), {"axis", "rate", "center"});
+    ic.has_angular_velocity = true;
+    w.Require("axis").ToDirection(ic.axis);
+    w.Require("rate").To(ic.angular_velocity);
+    ic.has_center = w.Read("center", ic.center);
+  }
+  if (m.Has("velocity_expression")) {
+    const Field e = m.Get("velocity_expression");
+    if (!e.node().IsSequence() || e.node().size() != 3)
+      e.Expected("a sequence of 3 expressions in x, y, z (vx, vy, vz)");
+    for (const Field& item : e.Items()) {
+      item.To(ic.velocity_expression.emplace_back());
+      CheckExpression(item, ic.velocity_expression.back());
+    }
+  }
+  if (mpm && m.Has("velocity_table"))
+    m.Get("velocity_table").Error("only FEM scenes take a per-node velocity table (MPM has no nodes)");
+  if (m.Has("velocity_table")) ic.velocity_table = ReadPath(m.Get("velocity_table"), scene_folder);
+  if (m.Has("prestrain")) {
+    const MapView p(m.Get("prestrain"), {"scale", "deformation_gradient", "center"});
+    ic.has_prestrain = true;
+    if (p.ExactlyOne({"scale", "deformation_gradient"}) == 0) {
+      const Field scale = p.Get("scale");
+      Vec3 s = Vec3::Ones();
+      if (scale.node().IsSequence()) {
+        scale.To(s, kPositive);
+      } else {
+        scale.To(s[0], kPositive);
+        s.setConstant(s[0]);
+      }
+      ic.prestrain = s.asDiagonal();
+    } else {
+      const Field A = p.Get("deformation_gradient");
+      if (!A.node().IsSequence() || A.node().size() != 3)
+        A.Expected("a sequence of 3 rows of 3 numbers");
+      const std::vector<Field> rows = A.Items();
+      for (int r = 0; r < 3; ++r) {
+        Vec3 row;
+        rows[r].To(row);
+        ic.prestrain.row(r) = row.transpose();
+      }
+      if (!(ic.prestrain.determinant() > 0.0))
+        A.Error("expected a deformation gradient with a positive determinant, got det " +
+                FormatNumber(ic.prestrain.determinant()));
+    }
+    ic.has_prestrain_center = p.Read("center", ic.prestrain_center);
+  }
+  return ic;
+}
+
+// --------------------------------------------------------------------------------------------
 
 BoundaryConditionConfig ParseBoundaryCondition(const Field& f, std::size_t i,
                                                const Names& body_names) {
@@ -627,7 +819,8 @@ std::string ParsePetscOptions(const Field& f) {
 SceneConfig ParseScene(const Field& root, const std::string& path) {
   const MapView m(root, {"name", "gravity", "integrator", "discretization", "mpm", "time",
                          "bodies", "boundary_conditions", "collision_objects", "solver",
-                         "dot", "damping", "output", "petsc_options"});
+                         "dot", "damping", "output", "petsc_options", "time_functions", "loads",
+                         "gravity_time_function"});
   SceneConfig scene;
   scene.path = path;
   scene.name = fs::path(path).stem().string();
@@ -673,6 +866,12 @@ SceneConfig ParseScene(const Field& root, const std::string& path) {
   scene.collision_objects = ParseList<CollisionObjectConfig>(
       m.Get("collision_objects"),
       [&](const Field& item, std::size_t) { return ParseCollisionObject(item, mpm); });
+  const TimeFunctions time_functions = ParseTimeFunctions(m.Get("time_functions"));
+  scene.loads = ParseList<LoadConfig>(m.Get("loads"), [&](const Field& item, std::size_t i) {
+    return ParseLoad(item, i, body_names, time_functions, mpm);
+  });
+  if (m.Has("gravity_time_function"))
+    scene.gravity_time_function = ReadTimeFunction(m.Get("gravity_time_function"), time_functions);
   scene.solver = ParseSolver(m.Get("solver"), mpm);
   // DOT's subdomains are sets of tets: an MPM grid has none.
   if (mpm && m.Has("dot")) m.Get("dot").Error("only FEM scenes (discretization: fem) take 'dot'");

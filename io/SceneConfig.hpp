@@ -64,6 +64,35 @@ struct ShapeConfig {
   double minor_radius = 0.0;    ///< kTorus: r, in (0, R)
 };
 
+/// Initial conditions of a body beyond its uniform initial_velocity (key
+/// bodies[i].initial_conditions; src/model/InitialConditions.hpp applies them). The initial
+/// velocity of a node (FEM) or particle (MPM) at its initial position x (m, after the
+/// prestrain) is initial_velocity + omega axis x (x - center) + the expression's value +
+/// the table's row; Dirichlet nodes start at rest as before.
+struct InitialConditionsConfig {
+  /// Rigid angular velocity omega (rad/s, right-handed about axis, normalized on read)
+  /// about center (m; default the body's center of mass at its initial positions).
+  bool has_angular_velocity = false;
+  Vec3 axis = Vec3::UnitZ();
+  double angular_velocity = 0.0;
+  bool has_center = false;
+  Vec3 center = Vec3::Zero();
+  /// Velocity field (m/s): three muparser expressions in x, y, z (m), one per component;
+  /// empty: none. Checked by muparser when the scene is read.
+  std::vector<std::string> velocity_expression;
+  /// FEM only: a text file of rows "node vx vy vz" (node: 0-based index in the body's
+  /// mesh file, m/s; '#' starts a comment), resolved like mesh; empty: none.
+  std::string velocity_table;
+  /// Prestrain: the initial positions are center + A (X - center) with X the rest
+  /// positions (the rest shape is unchanged), A = prestrain_scale (uniform or per axis)
+  /// or a full deformation gradient, det A > 0; center defaults to the body's center of
+  /// mass at rest.
+  bool has_prestrain = false;
+  Mat3 prestrain = Mat3::Identity();
+  bool has_prestrain_center = false;
+  Vec3 prestrain_center = Vec3::Zero();
+};
+
 /// One body, from exactly one source: a tetrahedral mesh file (.ele/.node pair given by
 /// either file, or .msh), or, in MPM scenes only, a closed triangle surface (.off or
 /// .stl) or an analytic shape. The transform places every source; one material; an
@@ -78,6 +107,7 @@ struct BodyConfig {
   TransformConfig transform;
   MaterialConfig material;
   Vec3 initial_velocity = Vec3::Zero();
+  InitialConditionsConfig initial_conditions;
 };
 
 /// Which nodes a boundary condition holds. Positions are tested after the transform,
@@ -152,6 +182,49 @@ struct CollisionObjectConfig {
   /// Scripted rigid motion of the object (MPM only), same segments as a boundary
   /// condition's; empty: the object stays put.
   std::vector<MotionSegmentConfig> motion;
+};
+
+/// A dimensionless function of time tau(t) that scales a load or gravity (top-level key
+/// time_functions, referenced by name, or given inline where a load names one;
+/// src/model/TimeFunction.hpp evaluates it).
+///  - constant: tau = value;
+///  - ramp: tau = from for t <= start, to for t >= end, linear in between (end > start);
+///  - table: linear interpolation of (t, value) points (t strictly increasing), constant
+///    beyond the first and last point.
+struct TimeFunctionConfig {
+  enum class Kind { kConstant, kRamp, kTable };
+  Kind kind = Kind::kConstant;
+  std::string name;        ///< its key in time_functions; empty when inline
+  double value = 1.0;      ///< kConstant
+  double start = 0.0;      ///< kRamp, s
+  double end = 0.0;        ///< kRamp, s
+  double from = 0.0;       ///< kRamp
+  double to = 1.0;         ///< kRamp
+  std::vector<std::pair<double, double>> points;  ///< kTable: (t in s, tau)
+};
+
+/// An external load (key loads), an energy term of the incremental potential scaled by
+/// its time function at the end of each step (src/fem/FemLoads.hpp; MPM: point loads and
+/// body forces, src/mpm/MpmLoads.hpp):
+///  - point: the total force `force` (N), split equally over the selected nodes (FEM) or
+///    the particles the selection holds at each step's start (MPM);
+///  - traction: `traction` (Pa, force per unit rest area) on the boundary faces whose three
+///    nodes are selected (FEM), a dead load;
+///  - pressure: `pressure` (Pa, > 0 pushes into the body) on the selected boundary faces
+///    (FEM), follower (normal to the deformed face; default) or dead (normal to the rest face);
+///  - body_force: `acceleration` (m/s^2, force per unit mass) on a body or all bodies.
+struct LoadConfig {
+  enum class Kind { kPoint, kTraction, kPressure, kBodyForce };
+  Kind kind = Kind::kPoint;
+  std::string name;
+  SelectionConfig select;           ///< kPoint, kTraction, kPressure
+  Vec3 force = Vec3::Zero();        ///< kPoint, N
+  Vec3 traction = Vec3::Zero();     ///< kTraction, Pa
+  double pressure = 0.0;            ///< kPressure, Pa
+  bool follower = true;             ///< kPressure
+  Vec3 acceleration = Vec3::Zero(); ///< kBodyForce, m/s^2
+  std::string body;                 ///< kBodyForce: one body by name; empty: all (MPM: all only)
+  TimeFunctionConfig time_function; ///< constant 1 unless given
 };
 
 /// Time stepping. Steps end on frame boundaries: each frame of length frame_dt is cut
@@ -276,6 +349,10 @@ struct SceneConfig {
   std::vector<BodyConfig> bodies;
   std::vector<BoundaryConditionConfig> boundary_conditions;
   std::vector<CollisionObjectConfig> collision_objects;
+  /// Loads and the time functions that scale them and gravity (tau = 1 unless
+  /// gravity_time_function is given).
+  std::vector<LoadConfig> loads;
+  TimeFunctionConfig gravity_time_function;
   SolverConfig solver;
   DampingConfig damping;
   OutputConfig output;

@@ -11,6 +11,7 @@ PACKAGES=(
   libhdf5-openmpi-dev hdf5-tools
   libeigen3-dev
   libyaml-cpp-dev
+  libmuparser-dev
   libgtest-dev
   tetgen
   libopenblas0

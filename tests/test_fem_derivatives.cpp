@@ -1,6 +1,8 @@
 // The FEM incremental potential's gradient and Hessian against central finite
 // differences of its energy and gradient, on 1, 2 and 4 ranks, for every material and
-// with the collision penalty and lagged Rayleigh damping switched on.
+// with the collision penalty, lagged Rayleigh damping and every kind of load (point,
+// traction, dead and follower pressure, body force; time functions, ramped gravity)
+// switched on.
 #include <gtest/gtest.h>
 #include <petscvec.h>
 
@@ -48,6 +50,17 @@ boundary_conditions:
 collision_objects:
   - {type: half_space, point: [0, 0.1, 0], normal: [0, 1, 0], stiffness: 1.0e5}
 damping: {stiffness_beta: 0.01}
+time_functions:
+  up: {type: ramp, start: 0, end: 0.04}
+  wave: {type: table, points: [[0, 1], [0.01, 3], [1, 2]]}
+gravity_time_function: wave
+loads:
+  - {type: point, select: {axis: x, end: min, within: 0.01}, force: [10, -20, 5], time_function: up}
+  - {type: traction, select: {axis: y, end: max, within: 0.01}, traction: [100, -300, 50]}
+  - {type: pressure, select: {axis: z, end: max, within: 0.01}, pressure: 400, follower: false}
+  - {type: pressure, select: {box: {min: [-1, -1, -1], max: [2, 2, 2]}}, pressure: 700,
+     time_function: {type: constant, value: 1.5}}
+  - {type: body_force, acceleration: [1, 2, 3], time_function: wave}
 )");
   FemSimulation sim(PETSC_COMM_WORLD, scene);
   FemIncrementalPotential potential(sim.model(), scene.damping.stiffness_beta);

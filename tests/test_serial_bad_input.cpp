@@ -179,6 +179,85 @@ const std::vector<BadInput>& Cases() {
       {"zero_dt", Scene("dt.yaml", "dt: 0.05", "dt: 0"), "run dt.yaml", 1, {"dt.yaml", "time.dt"}},
       {"petsc_options_not_an_option", Scene("words.yaml", "output:", "petsc_options: jacobi\noutput:"),
        "run words.yaml", 1, {"petsc_options", "'jacobi' is not an option name"}},
+      // Loads, time functions and initial conditions (exit 1).
+      {"load_selects_no_node",
+       Scene("point.yaml", "output:",
+             "loads: [{type: point, select: {box: {min: [5, 5, 5], max: [6, 6, 6]}}, force: [0, 1, 0]}]\noutput:"),
+       "run point.yaml", 1, {"point.yaml", "loads[0] ('load0').select", "holds no node"}},
+      {"traction_selects_no_face",
+       Scene("face.yaml", "output:",
+             "loads: [{type: traction, select: {box: {min: [-1, -1, -1], max: [0.1, 0.1, 0.1]}}, "
+             "traction: [1, 0, 0]}]\noutput:"),
+       "run face.yaml", 1, {"face.yaml", "loads[0] ('load0').select", "holds no boundary face"}},
+      {"follower_pressure_free_rim",
+       Scene("rim.yaml", "output:",
+             "loads: [{type: pressure, select: {axis: y, end: max}, pressure: 100}]\noutput:"),
+       "run rim.yaml", 1, {"rim.yaml", "loads[0] ('load0')", "rim node", "is free", "follower: false"}},
+      {"unknown_load_type",
+       Scene("type.yaml", "output:", "loads: [{type: moment, select: {axis: y, end: max}}]\noutput:"),
+       "run type.yaml", 1, {"type.yaml", "loads[0].type", "point, traction, pressure, body_force", "'moment'"}},
+      {"unknown_time_function",
+       Scene("tf.yaml", "output:",
+             "time_functions: {up: {type: ramp, end: 1}}\n"
+             "loads: [{type: body_force, acceleration: [1, 0, 0], time_function: upp}]\noutput:"),
+       "run tf.yaml", 1, {"tf.yaml", "loads[0].time_function", "unknown time function 'upp'", "up"}},
+      {"unknown_gravity_time_function", Scene("gtf.yaml", "output:", "gravity_time_function: wind\noutput:"),
+       "run gtf.yaml", 1, {"gtf.yaml", "gravity_time_function", "unknown time function 'wind'", "none"}},
+      {"ramp_ends_before_it_starts",
+       Scene("ramp.yaml", "output:", "time_functions: {up: {type: ramp, start: 2, end: 1}}\noutput:"),
+       "run ramp.yaml", 1, {"ramp.yaml", "time_functions.up.end", "> 2", "'1'"}},
+      {"table_not_increasing",
+       Scene("table.yaml", "output:", "time_functions: {t: {type: table, points: [[0, 1], [2, 3], [1, 0]]}}\noutput:"),
+       "run table.yaml", 1, {"table.yaml", "time_functions.t.points[2][0]", "after the previous point's 2"}},
+      {"mpm_traction",
+       [](const fs::path& d) {
+         Write(d / "mpmload.yaml",
+               std::string(kDxTypo).replace(std::string(kDxTypo).find("1.0e-4"), 6, "0.05") +
+                   "loads: [{type: traction, select: {axis: y, end: max}, traction: [0, 1, 0]}]\n");
+       },
+       "run mpmload.yaml", 1, {"mpmload.yaml", "loads[0].type", "only FEM scenes", "traction"}},
+      {"mpm_point_load_selects_no_particle",
+       [](const fs::path& d) {
+         Write(d / "mpmpoint.yaml",
+               std::string(kDxTypo).replace(std::string(kDxTypo).find("1.0e-4"), 6, "0.05") +
+                   "loads: [{type: point, select: {box: {min: [1, 1, 1], max: [2, 2, 2]}}, force: [0, 1, 0]}]\n");
+       },
+       "run mpmpoint.yaml", 1, {"mpmpoint.yaml", "loads[0] ('load0').select", "holds no particle"}},
+      {"velocity_expression_syntax",
+       Scene("expr.yaml", "density: 1000}",
+             "density: 1000}\n    initial_conditions: {velocity_expression: ['0', '2*y +', '0']}"),
+       "run expr.yaml", 1,
+       {"expr.yaml", "bodies[0].initial_conditions.velocity_expression[1]", "muparser cannot read '2*y +'",
+        "Unexpected end of expression"}},
+      {"velocity_expression_unknown_variable",
+       Scene("var.yaml", "density: 1000}",
+             "density: 1000}\n    initial_conditions: {velocity_expression: ['0', '2*t', '0']}"),
+       "run var.yaml", 1,
+       {"var.yaml", "bodies[0].initial_conditions.velocity_expression[1]", "Unexpected token \"t\""}},
+      {"velocity_table_bad_row",
+       [](const fs::path& d) {
+         Write(d / "v.txt", "0 1 2 3\n1 1 2\n");
+         Write(d / "vtable.yaml", test::BoxScene("density: 1000}",
+                                                 "density: 1000}\n    initial_conditions: {velocity_table: v.txt}"));
+       },
+       "run vtable.yaml", 1, {"bodies[0].initial_conditions.velocity_table", "v.txt:2", "node vx vy vz"}},
+      {"velocity_table_node_out_of_range",
+       [](const fs::path& d) {
+         Write(d / "v.txt", "27 1 2 3\n");
+         Write(d / "vnode.yaml", test::BoxScene("density: 1000}",
+                                                "density: 1000}\n    initial_conditions: {velocity_table: v.txt}"));
+       },
+       "run vnode.yaml", 1, {"bodies[0].initial_conditions.velocity_table", "v.txt:1", "node 27", "0 to 26"}},
+      {"prestrain_inverted",
+       Scene("pre.yaml", "density: 1000}",
+             "density: 1000}\n    initial_conditions: {prestrain: {deformation_gradient: [[-1, 0, 0], [0, 1, 0], "
+             "[0, 0, 1]]}}"),
+       "run pre.yaml", 1,
+       {"pre.yaml", "bodies[0].initial_conditions.prestrain.deformation_gradient", "positive determinant", "-1"}},
+      {"angular_velocity_zero_axis",
+       Scene("spin.yaml", "density: 1000}",
+             "density: 1000}\n    initial_conditions: {angular_velocity: {axis: [0, 0, 0], rate: 1}}"),
+       "run spin.yaml", 1, {"spin.yaml", "bodies[0].initial_conditions.angular_velocity.axis", "non-zero vector"}},
       // --set (exit 1).
       {"set_unknown_key", {}, "run ok.yaml --set solvr.tau=1", 1, {"ok.yaml", "solvr"}},
       {"set_out_of_range", {}, "run ok.yaml --set time.frames=-1", 1, {"ok.yaml", "time.frames", "'-1'"}},

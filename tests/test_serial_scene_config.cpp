@@ -349,7 +349,7 @@ TEST_F(SceneConfigTest, BadInputsNameFileAndKey) {
       {"unknown key",
        time + "bodies: [{mesh: m.msh, materail: {E: 1, nu: 0, density: 1}}]\n",
        {"bodies[0].materail: unknown key (known: name, mesh, surface, shape, transform, "
-        "material, initial_velocity)"}},
+        "material, initial_velocity, initial_conditions)"}},
       {"unknown top-level key", time + body + "gravitty: [0, 0, 0]\n", {"gravitty: unknown key"}},
       {"wrong type",
        time + body + "gravity: down\n",
@@ -787,7 +787,7 @@ TEST_F(SceneConfigTest, BadOverrides) {
   EXPECT_EQ(ErrorOf(path, {"bodies.0.materail=1"}),
             path +
                 ": bodies[0].materail: unknown key (known: name, mesh, surface, shape, transform, "
-                "material, initial_velocity)");
+                "material, initial_velocity, initial_conditions)");
   EXPECT_EQ(ErrorOf(path, {"time.frames=2.5"}),
             path + ": time.frames: expected an integer >= 1, got '2.5'");
 }
@@ -814,6 +814,78 @@ output: {directory: elsewhere, every: 3, checkpoint_every_steps: 5,
   EXPECT_EQ(SceneDifference(text, stiffer),
             "bodies[0].material.E: '1e5' in the checkpoint, '100000' now");
   EXPECT_NE(SceneDifference(text, "time: [").find("cannot be compared"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace optistep
+
+namespace optistep {
+namespace {
+
+TEST(SceneConfigLoads, LoadsTimeFunctionsAndInitialConditionsRoundTrip) {
+  const fs::path dir = fs::temp_directory_path() / ("optistep_scene_loads_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string path = (dir / "loads.yaml").string();
+  std::ofstream(path) << R"(time: {frame_rate: 24, frames: 2}
+time_functions:
+  up: {type: ramp, start: 1, end: 3, from: 0.5, to: 2}
+  steps: {type: table, points: [[0, 1], [2, 4]]}
+gravity_time_function: steps
+bodies:
+  - name: beam
+    mesh: m.msh
+    material: {E: 1e5, nu: 0.3, density: 1000}
+    initial_conditions:
+      angular_velocity: {axis: [0, 0, 2], rate: 1.5, center: [1, 2, 3]}
+      velocity_expression: ["x", "2*y", "0"]
+      velocity_table: v.txt
+      prestrain: {scale: [1.1, 1, 0.9], center: [0, 1, 0]}
+loads:
+  - {type: point, select: {axis: x, end: max}, force: [1, 2, 3], time_function: up}
+  - {name: push, type: pressure, select: {box: {min: [0, 0, 0], max: [1, 1, 1]}, body: beam}, pressure: 5,
+     follower: false, time_function: {type: constant, value: 0.25}}
+  - {type: traction, select: {axis: y, end: min}, traction: [0, 7, 0]}
+  - {type: body_force, body: beam, acceleration: [0, 0, -1]}
+)";
+  const SceneConfig s = ReadSceneConfig(path);
+  EXPECT_EQ(s.gravity_time_function.name, "steps");
+  EXPECT_EQ(s.gravity_time_function.kind, TimeFunctionConfig::Kind::kTable);
+  ASSERT_EQ(s.gravity_time_function.points.size(), 2u);
+  EXPECT_EQ(s.gravity_time_function.points[1], std::make_pair(2.0, 4.0));
+  ASSERT_EQ(s.loads.size(), 4u);
+  EXPECT_EQ(s.loads[0].kind, LoadConfig::Kind::kPoint);
+  EXPECT_EQ(s.loads[0].name, "load0");
+  EXPECT_EQ(s.loads[0].force, Vec3(1, 2, 3));
+  EXPECT_EQ(s.loads[0].time_function.name, "up");
+  EXPECT_EQ(s.loads[0].time_function.start, 1.0);
+  EXPECT_EQ(s.loads[0].time_function.end, 3.0);
+  EXPECT_EQ(s.loads[0].time_function.from, 0.5);
+  EXPECT_EQ(s.loads[0].time_function.to, 2.0);
+  EXPECT_TRUE(s.loads[0].select.end_max);
+  EXPECT_EQ(s.loads[1].name, "push");
+  EXPECT_EQ(s.loads[1].kind, LoadConfig::Kind::kPressure);
+  EXPECT_FALSE(s.loads[1].follower);
+  EXPECT_EQ(s.loads[1].pressure, 5.0);
+  EXPECT_EQ(s.loads[1].select.body, "beam");
+  EXPECT_EQ(s.loads[1].time_function.name, "");
+  EXPECT_EQ(s.loads[1].time_function.value, 0.25);
+  EXPECT_EQ(s.loads[2].traction, Vec3(0, 7, 0));
+  EXPECT_EQ(s.loads[2].time_function.kind, TimeFunctionConfig::Kind::kConstant);
+  EXPECT_EQ(s.loads[2].time_function.value, 1.0);
+  EXPECT_EQ(s.loads[3].acceleration, Vec3(0, 0, -1));
+  EXPECT_EQ(s.loads[3].body, "beam");
+  const InitialConditionsConfig& ic = s.bodies[0].initial_conditions;
+  EXPECT_TRUE(ic.has_angular_velocity);
+  EXPECT_EQ(ic.axis, Vec3(0, 0, 1));
+  EXPECT_EQ(ic.angular_velocity, 1.5);
+  EXPECT_TRUE(ic.has_center);
+  EXPECT_EQ(ic.center, Vec3(1, 2, 3));
+  EXPECT_EQ(ic.velocity_expression, (std::vector<std::string>{"x", "2*y", "0"}));
+  EXPECT_EQ(ic.velocity_table, (dir / "v.txt").string());
+  EXPECT_TRUE(ic.has_prestrain);
+  EXPECT_EQ(ic.prestrain, Vec3(1.1, 1, 0.9).asDiagonal().toDenseMatrix());
+  EXPECT_EQ(ic.prestrain_center, Vec3(0, 1, 0));
+  fs::remove_all(dir);
 }
 
 }  // namespace

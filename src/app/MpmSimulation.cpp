@@ -11,6 +11,8 @@
 #include "integrators/IntegratorFactory.hpp"
 #include "io/SurfaceMesh.hpp"
 #include "io/TetMesh.hpp"
+#include "model/InitialConditions.hpp"
+#include "mpm/MpmLoads.hpp"
 #include "mpm/Sampling.hpp"
 #include "mpm/Shapes.hpp"
 #include "mpm/SurfaceMesh.hpp"
@@ -96,10 +98,21 @@ Particles SampleScene(const SceneConfig& scene, const AvailableMemory& available
       throw InputError(scene.path + ": bodies[" + std::to_string(b) + "] ('" + body.name +
                        "'): holds no particle (smaller than a cell of dx = " + std::to_string(dx) +
                        " m?)");
-    for (const Vec3& x : sampled.x) {
+    // Initial conditions (model/InitialConditions.hpp): the prestrain maps the sampled
+    // (rest) positions and sets F_p = A; velocities and APIC's C_p = dv/dx at the
+    // prestrained positions. The rest center of mass is the mean sampled position.
+    const InitialConditionsConfig& ic = body.initial_conditions;
+    Vec3 center = Vec3::Zero();
+    for (const Vec3& x : sampled.x) center += x;
+    center /= static_cast<double>(sampled.x.size());
+    const InitialVelocity velocity(body, center);
+    const bool field = ic.has_angular_velocity || !ic.velocity_expression.empty();
+    for (const Vec3& X : sampled.x) {
       mpm::Particle q;
-      q.x = x;
-      q.v = body.initial_velocity;
+      q.x = PrestrainedPosition(ic, center, X);
+      q.v = velocity(q.x);
+      if (field) q.C = velocity.Gradient(q.x, 1e-3 * dx);
+      if (ic.has_prestrain) q.F = ic.prestrain;
       q.mass = body.material.density * V0;
       q.V0 = V0;
       q.id = static_cast<std::int64_t>(all.size());
@@ -124,6 +137,7 @@ MpmSimulation::MpmSimulation(MPI_Comm comm, const SceneConfig& scene)
   domain_ = std::make_unique<mpm::MpmDomain>(comm_, scene_.mpm.dx, scene_.mpm.repartition_threshold);
   domain_->Distribute(std::move(all));
   n_particles_ = domain_->GlobalParticleCount();
+  mpm::CheckPointLoads(scene_, *domain_);
   SetIntegrator(CreateMpmIntegrator(scene_, *domain_, model_));
 }
 

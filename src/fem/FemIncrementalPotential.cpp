@@ -12,7 +12,7 @@
 namespace optistep {
 
 FemIncrementalPotential::FemIncrementalPotential(FemModel& model, double damping_beta)
-    : model_(model), beta_(damping_beta) {
+    : model_(model), beta_(damping_beta), loads_(model) {
   const DistributedTetMesh& mesh = model_.mesh();
   elements_.n_owned = static_cast<int>(mesh.n_owned);
   elements_.local_to_global = mesh.local_to_global;
@@ -57,6 +57,8 @@ std::unique_ptr<GhostedLocalView> FemIncrementalPotential::LoadLocal(Vec x) {
 void FemIncrementalPotential::BeginStep(Vec x_n, Vec v_n, double dt, double t_next) {
   dt_ = dt;
   t_next_ = t_next;
+  gravity_ = model_.Gravity(t_next);
+  loads_.SetTime(t_next);
   OPTISTEP_PETSC(VecCopy(x_n, x_n_));
   OPTISTEP_PETSC(VecWAXPY(x_hat_, dt, v_n, x_n));
   if (beta_ > 0.0) {
@@ -119,7 +121,7 @@ PetscReal FemIncrementalPotential::Evaluate(Vec x, Vec g) {
   // Inertia, gravity and collision penalties, node by node (owned nodes).
   const PetscScalar* xh = nullptr;
   OPTISTEP_PETSC(VecGetArrayRead(x_hat_, &xh));
-  const Vec3& gravity = model_.gravity();
+  const Vec3& gravity = gravity_;
   const double inv_dt2 = 1.0 / (dt_ * dt_);
   for (PetscInt l = 0; l < mesh.n_owned; ++l) {
     const double m = model_.Mass(static_cast<int>(l));
@@ -132,6 +134,7 @@ PetscReal FemIncrementalPotential::Evaluate(Vec x, Vec g) {
       for (int d = 0; d < 3; ++d) ga[3 * l + d] += grad[d];
   }
   OPTISTEP_PETSC(VecRestoreArrayRead(x_hat_, &xh));
+  if (!loads_.empty()) energy += loads_.Energy(xl, ga);
   double total = 0.0;
   MPI_Allreduce(&energy, &total, 1, MPI_DOUBLE, MPI_SUM, model_.comm());
   if (ga) OPTISTEP_PETSC(VecRestoreArray(g, &ga));
@@ -266,6 +269,11 @@ void FemIncrementalPotential::Hessian(Vec x, Mat H) {
         block += penalty;
       }
     }
+    if (!loads_.empty())
+      loads_.AddHessian(xl, project_spd_, [&](int e, int a, int b, const Mat3& block) {
+        const int slot = tet_slots_[16 * static_cast<size_t>(e) + 4 * a + b];
+        if (slot >= 0) Eigen::Map<Mat3>(&row_values_[9 * static_cast<size_t>(slot)]) += block;
+      });
   }
   InsertRows(H);
   if (beta_ > 0.0) {
@@ -401,7 +409,7 @@ double FemIncrementalPotential::RigidMotionResidual(double epsilon, Vec x, Vec g
     // characteristic norm to judge, and a body at rest without gravity has no rigid
     // motion to get wrong.
     const double speed = s[8] / M;
-    const double a = model_.gravity().norm() + (speed * dt_ > epsilon * r ? speed / dt_ : 0.0);
+    const double a = gravity_.norm() + (speed * dt_ > epsilon * r ? speed / dt_ : 0.0);
     if (!(a > 0.0)) continue;
     worst = std::max(worst, R.norm() / (epsilon * M * a));
     if (r > 0.0) {

@@ -4,6 +4,7 @@
 //   E(x) = sum_i m_i |x_i - x_hat_i|^2 / (2 dt^2) + sum_e V_e Psi(F_e(x)) - sum_i m_i g . x_i
 //        + sum_i sum_c k_c m_i max(-phi_c(x_i), 0)^3                     (Sec. 5.2)
 //        + beta / (2 dt) (x - x_n)^T K(x_n) (x - x_n)     (lagged Rayleigh damping, Sec. 4.2)
+//        + E_loads(x, t_next)             (the scene's loads, fem/FemLoads.hpp; g = g(t_next))
 // with x_hat = x_n + dt v_n and lumped masses m_i. Units: J. Dirichlet nodes are held at
 // their scripted targets: their gradient rows are zero and their Hessian rows and
 // columns are m_i/dt^2 I (projected out).
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "core/GhostedVector.hpp"
+#include "fem/FemLoads.hpp"
 #include "fem/FemModel.hpp"
 #include "solvers/IncrementalPotential.hpp"
 
@@ -73,6 +75,8 @@ class FemIncrementalPotential : public IncrementalPotential {
 
   FemModel& model_;
   double beta_;
+  FemLoads loads_;          // external loads, at t_next
+  Vec3 gravity_ = Vec3::Zero();  // gravity at t_next
   ElementSets elements_;
   std::vector<char> body_held_;  ///< per body: some node of it is a Dirichlet node (any rank)
   /// Per body: sum over its tets of V_e |dP/dF(I)|_e (N m), the scale of the round-off in its

@@ -1,17 +1,20 @@
 #include "fem/FemModel.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <string>
 
 #include "core/Error.hpp"
 #include "core/GhostedVector.hpp"
 #include "fem/TetElement.hpp"
+#include "model/InitialConditions.hpp"
+#include "model/NodeSelection.hpp"
 
 namespace optistep {
 
 FemModel::FemModel(const SceneConfig& scene, DistributedTetMesh mesh)
-    : scene_(scene), mesh_(std::move(mesh)) {
+    : scene_(scene), gravity_tau_(scene.gravity_time_function), mesh_(std::move(mesh)) {
   for (const auto& body : scene_.bodies)
     materials_.push_back(MakeMaterial(
         body.material.model,
@@ -66,34 +69,10 @@ void FemModel::SetUpElements() {
 
 void FemModel::SetUpDirichlet() {
   dirichlet_.assign(mesh_.n_owned, -1);
-  const int n_bodies = static_cast<int>(scene_.bodies.size());
   for (size_t c = 0; c < scene_.boundary_conditions.size(); ++c) {
     const auto& bc = scene_.boundary_conditions[c];
-    const auto& sel = bc.select;
-    int body = -1;
-    for (int b = 0; b < n_bodies; ++b)
-      if (scene_.bodies[b].name == sel.body) body = b;
-    auto in_body = [&](PetscInt l) { return body < 0 || mesh_.node_body[l] == body; };
-
-    double lo = std::numeric_limits<double>::infinity();
-    double hi = -lo;
-    if (sel.kind == SelectionConfig::Kind::kAxisEnd) {
-      for (PetscInt l = 0; l < mesh_.n_owned; ++l)
-        if (in_body(l)) {
-          lo = std::min(lo, mesh_.X[l][sel.axis]);
-          hi = std::max(hi, mesh_.X[l][sel.axis]);
-        }
-      MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_DOUBLE, MPI_MIN, mesh_.comm);
-      MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_DOUBLE, MPI_MAX, mesh_.comm);
-    }
-    auto selected = [&](PetscInt l) {
-      if (!in_body(l)) return false;
-      const Vec3& X = mesh_.X[l];
-      if (sel.kind == SelectionConfig::Kind::kBox)
-        return (X.array() >= sel.box_min.array()).all() && (X.array() <= sel.box_max.array()).all();
-      const double reach = sel.within * (hi - lo);
-      return sel.end_max ? X[sel.axis] >= hi - reach : X[sel.axis] <= lo + reach;
-    };
+    const std::vector<char> is_selected = SelectNodes(bc.select, mesh_, scene_.bodies);
+    auto selected = [&](PetscInt l) { return is_selected[l] != 0; };
 
     // Sum of selected positions and their count, for the default rotation center.
     double sums[4] = {0.0, 0.0, 0.0, 0.0};
@@ -139,13 +118,50 @@ Vec3 FemModel::DirichletTarget(int l, double t) const {
 }
 
 void FemModel::InitialState(Vec x, Vec v) const {
+  // Per body: the center of mass at rest (the default center of the prestrain and of the
+  // angular velocity), and for velocity tables the node count and first original node id.
+  const std::size_t n_bodies = scene_.bodies.size();
+  std::vector<double> sums(5 * n_bodies, 0.0);  // m, m X, nodes
+  std::vector<long long> first(n_bodies, std::numeric_limits<long long>::max());
+  for (PetscInt l = 0; l < mesh_.n_owned; ++l) {
+    const int b = mesh_.node_body[l];
+    sums[5 * b] += mass_[l];
+    for (int d = 0; d < 3; ++d) sums[5 * b + 1 + d] += mass_[l] * mesh_.X[l][d];
+    sums[5 * b + 4] += 1.0;
+    first[b] = std::min(first[b], static_cast<long long>(mesh_.node_original_id[l]));
+  }
+  MPI_Allreduce(MPI_IN_PLACE, sums.data(), static_cast<int>(sums.size()), MPI_DOUBLE, MPI_SUM, mesh_.comm);
+  MPI_Allreduce(MPI_IN_PLACE, first.data(), static_cast<int>(n_bodies), MPI_LONG_LONG, MPI_MIN, mesh_.comm);
+  std::vector<Vec3> center(n_bodies);
+  std::vector<std::unique_ptr<InitialVelocity>> velocity;
+  std::vector<std::vector<Vec3>> table(n_bodies);
+  std::string bad_table;
+  for (std::size_t b = 0; b < n_bodies; ++b) {
+    center[b] = Vec3(sums[5 * b + 1], sums[5 * b + 2], sums[5 * b + 3]) / sums[5 * b];
+    velocity.push_back(std::make_unique<InitialVelocity>(scene_.bodies[b], center[b]));
+    const std::string& path = scene_.bodies[b].initial_conditions.velocity_table;
+    if (path.empty()) continue;
+    try {
+      table[b] = ReadVelocityTable(path, static_cast<long long>(sums[5 * b + 4]));
+    } catch (const InputError& e) {
+      bad_table = scene_.path + ": bodies[" + std::to_string(b) +
+                  "].initial_conditions.velocity_table: " + e.what();
+    }
+  }
+  ThrowIfAnyRank(mesh_.comm, bad_table);
   PetscScalar *xa = nullptr, *va = nullptr;
   OPTISTEP_PETSC(VecGetArray(x, &xa));
   OPTISTEP_PETSC(VecGetArray(v, &va));
   for (PetscInt l = 0; l < mesh_.n_owned; ++l) {
-    const Vec3& v0 = scene_.bodies[mesh_.node_body[l]].initial_velocity;
+    const int b = mesh_.node_body[l];
+    const Vec3 x0 = PrestrainedPosition(scene_.bodies[b].initial_conditions, center[b], mesh_.X[l]);
+    Vec3 v0 = (*velocity[b])(x0);
+    if (!table[b].empty()) {
+      const Vec3& row = table[b][mesh_.node_original_id[l] - first[b]];
+      if (!std::isnan(row[0])) v0 += row;
+    }
     for (int d = 0; d < 3; ++d) {
-      xa[3 * l + d] = mesh_.X[l][d];
+      xa[3 * l + d] = x0[d];
       va[3 * l + d] = IsConstrained(static_cast<int>(l)) ? 0.0 : v0[d];
     }
   }

@@ -13,6 +13,7 @@
 #include "materials/Material.hpp"
 #include "model/CollisionObject.hpp"
 #include "model/ScriptedMotion.hpp"
+#include "model/TimeFunction.hpp"
 #include "partition/TetPartition.hpp"
 
 namespace optistep {
@@ -52,10 +53,14 @@ class FemModel {
 
   const std::vector<CollisionObject>& collision_objects() const { return collision_objects_; }
   const Vec3& gravity() const { return scene_.gravity; }
+  /// Gravity (m/s^2) at time t (s): the scene's gravity times its gravity_time_function.
+  Vec3 Gravity(double t) const { return gravity_tau_.IsUnit() ? scene_.gravity : gravity_tau_(t) * scene_.gravity; }
   /// Total mass of the model (kg), summed deterministically.
   double TotalMass() const { return total_mass_; }
 
-  /// Fills x with the reference positions and v with the bodies' initial velocities.
+  /// Collective. Fills x with the initial positions (the rest positions, or prestrained
+  /// ones) and v with the bodies' initial velocities (model/InitialConditions.hpp;
+  /// Dirichlet nodes at rest). Throws InputError for a bad velocity table.
   void InitialState(Vec x, Vec v) const;
 
   /// Collective (refreshes x's ghosts): over this rank's counted tets, in counted-tet order,
@@ -67,6 +72,7 @@ class FemModel {
   void SetUpDirichlet();
 
   SceneConfig scene_;
+  TimeFunction gravity_tau_;
   DistributedTetMesh mesh_;
   std::vector<std::unique_ptr<ElasticMaterial>> materials_;  // per body
   std::vector<Eigen::Matrix<double, 3, 4>> beta_;

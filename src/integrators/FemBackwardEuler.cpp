@@ -59,7 +59,7 @@ SolveReport FemBackwardEuler::TryStep(double dt) {
   // And x_hat + dt^2 g, the exact step of a body in free fall (the start MPM takes as
   // dv = dt g): without it, a stiff body's Hessian (elastic stiffness over inertia beyond
   // 1e16 at large steps) leaves the fall to round-off.
-  const Vec3 fall = dt * dt * model_.gravity();
+  const Vec3 fall = dt * dt * model_.Gravity(t_ + dt);
   if (fall.squaredNorm() > 0.0) {
     OPTISTEP_PETSC(VecCopy(potential_.InertialTarget(), guess_));
     PetscScalar* ga = nullptr;

@@ -5,7 +5,9 @@
 
 #include "core/Error.hpp"
 #include "core/Phases.hpp"
+#include "model/TimeFunction.hpp"
 #include "mpm/MpmIncrementalPotential.hpp"
+#include "mpm/MpmLoads.hpp"
 
 namespace optistep {
 namespace {
@@ -43,6 +45,7 @@ double MpmBackwardEuler::MaxStep() const {
 std::vector<mpm::NodeConstraint> MpmBackwardEuler::NodeConstraints(const mpm::StepGrid& step,
                                                                    double dt) const {
   std::vector<mpm::NodeConstraint> constraints(step.grid.NodeCount());
+  const Vec3 gravity = UniformAcceleration(scene_, t_ + dt);
   for (int i = 0; i < step.grid.NodeCount(); ++i) {
     if (step.local_form[i] < 0) continue;
     const Vec3 x = mpm::NodePosition(step.grid.Node(i), scene_.mpm.dx);
@@ -59,7 +62,7 @@ std::vector<mpm::NodeConstraint> MpmBackwardEuler::NodeConstraints(const mpm::St
         // Slip only while approaching, judged by the velocity gravity alone would give at
         // the end of the step: a body resting on the object has grid velocities near zero
         // and must still be held, or it sinks by about dt^2 |g| per step.
-        const double approach = -n.dot(v + dt * scene_.gravity - c.velocity);
+        const double approach = -n.dot(v + dt * gravity - c.velocity);
         if (approach > 0.0) {
           c.kind = mpm::NodeConstraint::Kind::kSlip;
           c.normal = n;
@@ -82,8 +85,10 @@ SolveReport MpmBackwardEuler::TryStep(double dt) {
     domain_.BuildStepGrid(&step);
   }
   mpm::MpmIncrementalPotential potential(domain_, step, model_.materials, model_.plasticity,
-                                         NodeConstraints(step, dt), dt, scene_.gravity,
+                                         NodeConstraints(step, dt), dt,
+                                         UniformAcceleration(scene_, t_ + dt),
                                          scene_.mpm.matrix_free, minimizer_->HessianType());
+  if (mpm::HasPointLoads(scene_)) potential.SetNodalForces(mpm::NodalPointLoads(scene_, domain_, step, t_ + dt));
   Vec dv = potential.CreateVector(), guess = nullptr;
   OPTISTEP_PETSC(VecDuplicate(dv, &guess));
   potential.InitialGuess(dv, false);

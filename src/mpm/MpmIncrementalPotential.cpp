@@ -182,6 +182,12 @@ PetscReal MpmIncrementalPotential::Assemble(Vec dv, Vec g, bool project) {
     Vec3 dvi;
     for (int d = 0; d < 3; ++d) dvi[d] = v_work_[3 * i + d] - step_.grid.v[3 * i + d];
     energy += 0.5 * m * dvi.squaredNorm() - dt_ * m * gravity_.dot(dvi);
+    if (!nodal_forces_.empty()) {
+      const Eigen::Map<const Vec3> f(&nodal_forces_[3 * static_cast<std::size_t>(i)]);
+      energy -= dt_ * f.dot(dvi);
+      if (g)
+        for (int d = 0; d < 3; ++d) ga[3 * k + d] -= dt_ * f[d];
+    }
     if (g) {
       for (int d = 0; d < 3; ++d) ga[3 * k + d] += m * dvi[d] - dt_ * m * gravity_[d];
       if (project) ProjectNode(i, ga + 3 * k);

@@ -1,7 +1,8 @@
 #pragma once
 // Implicit MPM time step as a minimization over grid velocity increments dv
 // (Gast et al. 2015 Sec. 6; HOT, Wang et al. 2020, Sec. 3.1 eq. 1):
-//   E(dv) = 1/2 sum_i m_i |dv_i|^2 + sum_p V0_p Psi(F_p(dv)) - dt sum_i m_i g . dv_i,
+//   E(dv) = 1/2 sum_i m_i |dv_i|^2 + sum_p V0_p Psi(F_p(dv)) - dt sum_i m_i g . dv_i
+//           [- dt sum_i f_i . dv_i, the scene's point loads],
 //   F_p(dv) = (I + dt sum_i (v_i + dv_i) grad_w_ip^T) F_p^n.
 // Units: dv in m/s, E in J (kg m^2/s^2). Grid nodes inside collision objects are
 // constrained by projection (HOT's --bcproject): sticky nodes take the object's velocity
@@ -65,6 +66,10 @@ class MpmIncrementalPotential : public IncrementalPotential {
   /// E at dv; one more gradient evaluation when some slip node has friction).
   void NewGridVelocities(Vec dv, std::vector<double>* v_new);
 
+  /// External nodal forces f_i (N, 3 per local grid node; mpm/MpmLoads.hpp): E gains
+  /// -dt sum_i f_i . dv_i over owned nodes. Rank-local; none by default.
+  void SetNodalForces(std::vector<double> f) { nodal_forces_ = std::move(f); }
+
   /// y = H x for the matrix-free Hessian (public for the MatShell callback).
   void HessianMultiply(Vec x, Vec y);
   void HessianDiagonal(Vec d);
@@ -99,6 +104,7 @@ class MpmIncrementalPotential : public IncrementalPotential {
   const MaterialTable& materials_;
   const std::vector<PlasticityParameters>& plasticity_;
   std::vector<NodeConstraint> constraints_;
+  std::vector<double> nodal_forces_;  // 3 per local grid node, or empty
   double dt_;
   Vec3 gravity_;
   bool matrix_free_;
