@@ -313,6 +313,7 @@ const Names kForcings = {"gradient", "characteristic_norm", "preconditioned"};
 const Names kEmbeddings = {"linear", "quadratic"};
 const Names kDiscretizations = {"fem", "mpm"};
 const Names kDotMerges = {"average", "symmetric"};
+const Names kFrictionModels = {"after_solve", "potential"};
 const Names kBoundaries = {"sticky", "slip"};
 const Names kPlasticityModels = {"none", "snow", "von_mises"};
 const std::vector<Names> kPlasticityModelKeys = {
@@ -627,7 +628,7 @@ std::string ParsePetscOptions(const Field& f) {
 SceneConfig ParseScene(const Field& root, const std::string& path) {
   const MapView m(root, {"name", "gravity", "integrator", "discretization", "mpm", "time",
                          "bodies", "boundary_conditions", "collision_objects", "solver",
-                         "dot", "damping", "output", "petsc_options"});
+                         "dot", "damping", "friction", "quasi_static", "output", "petsc_options"});
   SceneConfig scene;
   scene.path = path;
   scene.name = fs::path(path).stem().string();
@@ -682,6 +683,13 @@ SceneConfig ParseScene(const Field& root, const std::string& path) {
   scene.solver.scene_path = path;
   MapView(m.Get("damping"), {"stiffness_beta"})
       .Read("stiffness_beta", scene.damping.stiffness_beta, kNonNegative);
+  const MapView friction(m.Get("friction"), {"model", "epsilon_v", "lagged_updates"});
+  friction.Read("model", scene.friction.model, kFrictionModels);
+  friction.Read("epsilon_v", scene.friction.epsilon_v, kPositive);
+  friction.Read("lagged_updates", scene.friction.lagged_updates, kPositiveInteger);
+  const MapView quasi_static(m.Get("quasi_static"), {"ramp", "tolerance"});
+  quasi_static.Read("ramp", scene.quasi_static.ramp);
+  quasi_static.Read("tolerance", scene.quasi_static.tolerance, kPositive);
   const MapView output(m.Get("output"), {"directory", "every", "checkpoint_every_steps",
                                          "checkpoint_every_seconds", "checkpoints_kept"});
   scene.output.directory = "out/" + scene.name;

@@ -262,6 +262,36 @@ struct OutputConfig {
   int checkpoints_kept = 2;
 };
 
+/// FEM friction against the collision objects (top-level key `friction`; MPM scenes
+/// ignore it). model "after_solve": Coulomb friction on the velocities after a
+/// frictionless solve (Gast et al. 2015 Sec. 5.2), the default; "potential": IPC's lagged,
+/// smoothed dissipative potential inside the minimization (Li et al. 2020, Sec. 5;
+/// fem/FrictionPotential.hpp).
+struct FrictionConfig {
+  std::string model = "after_solve";
+  /// IPC's eps_v (m/s, > 0): tangential speeds below it count as static (IPC Sec. 5.2,
+  /// eq. 14); 1e-3 m/s, the value of IPC's experiments.
+  double epsilon_v = 1e-3;
+  /// Solves per step with the normal forces and normals lagged again at the previous
+  /// solve's result (IPC Sec. 5.1's outer lagging iterations), integer >= 1; 1: lagged at
+  /// the step's start only.
+  int lagged_updates = 1;
+};
+
+/// The quasi-static integrator (integrator: quasi_static, FEM; top-level key
+/// `quasi_static`): each step minimizes elastic energy + contact - external work, with no
+/// inertia term, the loads taken at the step's end time.
+struct QuasiStaticConfig {
+  /// Gravity scaled by t / (frames * frame_dt) (load stepping over the run); false: the
+  /// full load from the first step.
+  bool ramp = true;
+  /// Equilibrium test: |residual|_2 <= tolerance |f_ext|_2 over the free nodes (the
+  /// load-relative force criterion of structural codes, e.g. ANSYS CNVTOL's L2 norm
+  /// against the applied loads, whose default is a looser 5e-3), > 0. Ours: 1e-6 (1e-8
+  /// meets the round-off floor of a stiff beam's elastic forces: E = 1e9 Pa, 1025 nodes).
+  double tolerance = 1e-6;
+};
+
 struct SceneConfig {
   std::string path;        ///< the scene file as given
   /// The file's stem unless the scene names itself; one path component of
@@ -278,6 +308,8 @@ struct SceneConfig {
   std::vector<CollisionObjectConfig> collision_objects;
   SolverConfig solver;
   DampingConfig damping;
+  FrictionConfig friction;
+  QuasiStaticConfig quasi_static;
   OutputConfig output;
   /// PETSc options from the scene ("-newton_ksp_type cg ..."), inserted before the
   /// command line's so that the command line wins.

@@ -179,6 +179,16 @@ const std::vector<BadInput>& Cases() {
       {"zero_dt", Scene("dt.yaml", "dt: 0.05", "dt: 0"), "run dt.yaml", 1, {"dt.yaml", "time.dt"}},
       {"petsc_options_not_an_option", Scene("words.yaml", "output:", "petsc_options: jacobi\noutput:"),
        "run words.yaml", 1, {"petsc_options", "'jacobi' is not an option name"}},
+      // Friction as a potential and the quasi-static integrator (issue 10, items 1 and 6).
+      {"unknown_friction_model", Scene("fric.yaml", "output:", "friction: {model: sticky}\noutput:"),
+       "run fric.yaml", 1, {"fric.yaml", "friction.model", "sticky"}},
+      {"zero_friction_epsilon_v", Scene("epsv.yaml", "output:", "friction: {epsilon_v: 0}\noutput:"),
+       "run epsv.yaml", 1, {"epsv.yaml", "friction.epsilon_v", "'0'"}},
+      {"zero_lagged_updates", Scene("lag.yaml", "output:", "friction: {lagged_updates: 0}\noutput:"),
+       "run lag.yaml", 1, {"lag.yaml", "friction.lagged_updates", "'0'"}},
+      {"negative_quasi_static_tolerance",
+       Scene("qs.yaml", "output:", "quasi_static: {tolerance: -1}\noutput:"), "run qs.yaml", 1,
+       {"qs.yaml", "quasi_static.tolerance", "'-1'"}},
       // --set (exit 1).
       {"set_unknown_key", {}, "run ok.yaml --set solvr.tau=1", 1, {"ok.yaml", "solvr"}},
       {"set_out_of_range", {}, "run ok.yaml --set time.frames=-1", 1, {"ok.yaml", "time.frames", "'-1'"}},
