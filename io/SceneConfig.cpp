@@ -687,8 +687,9 @@ SceneConfig ParseScene(const Field& root, const std::string& path) {
   friction.Read("model", scene.friction.model, kFrictionModels);
   friction.Read("epsilon_v", scene.friction.epsilon_v, kPositive);
   friction.Read("lagged_updates", scene.friction.lagged_updates, kPositiveInteger);
-  const MapView quasi_static(m.Get("quasi_static"), {"ramp", "tolerance"});
+  const MapView quasi_static(m.Get("quasi_static"), {"ramp", "ramp_time", "tolerance"});
   quasi_static.Read("ramp", scene.quasi_static.ramp);
+  quasi_static.Read("ramp_time", scene.quasi_static.ramp_time, kPositive);
   quasi_static.Read("tolerance", scene.quasi_static.tolerance, kPositive);
   const MapView output(m.Get("output"), {"directory", "every", "checkpoint_every_steps",
                                          "checkpoint_every_seconds", "checkpoints_kept"});

@@ -282,9 +282,12 @@ struct FrictionConfig {
 /// `quasi_static`): each step minimizes elastic energy + contact - external work, with no
 /// inertia term, the loads taken at the step's end time.
 struct QuasiStaticConfig {
-  /// Gravity scaled by t / (frames * frame_dt) (load stepping over the run); false: the
-  /// full load from the first step.
+  /// Gravity scaled by min(1, t / ramp_time) (load stepping); false: the full load from
+  /// the first step.
   bool ramp = true;
+  /// s, > 0; 0 (not given): the run's duration, frames * frame_dt (which changes when a
+  /// run is extended: give it to keep a restarted, longer run on the same load path).
+  double ramp_time = 0.0;
   /// Equilibrium test: |residual|_2 <= tolerance |f_ext|_2 over the free nodes (the
   /// load-relative force criterion of structural codes, e.g. ANSYS CNVTOL's L2 norm
   /// against the applied loads, whose default is a looser 5e-3), > 0. Ours: 1e-6 (1e-8

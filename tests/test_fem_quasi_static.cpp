@@ -20,21 +20,23 @@
 namespace optistep {
 namespace {
 
-/// The scene of the cantilever on an n x n/10 x n/10 mesh with Young's modulus E (Pa) and
-/// Poisson ratio nu.
-SceneConfig Cantilever(const std::string& tag, int n, double E, double nu, double tolerance) {
+/// The scene of the cantilever on an n x n/10 x n/10 mesh with Young's modulus E (Pa),
+/// Poisson ratio nu and the quasi-static tolerance; frames = 1: one step of 1000 s under the
+/// full load; frames > 1: that many steps of 1000 / frames s with gravity ramped.
+SceneConfig Cantilever(const std::string& tag, int n, double E, double nu, double tolerance,
+                       int frames = 1) {
   const std::string dir = test::SharedTempDir(tag);
   test::WriteBoxMesh(dir + "/beam", n, n / 10, n / 10, Vec3(2.0, 0.2, 0.2));
   char text[512];
   std::snprintf(text, sizeof(text), R"(integrator: quasi_static
-quasi_static: {ramp: false, tolerance: %.17g}
-time: {dt: 1000, frame_dt: 1000, frames: 1}
+quasi_static: {ramp: %s, tolerance: %.17g}
+time: {frame_dt: %.17g, frames: %d}
 bodies:
   - mesh: beam.node
     material: {model: fixed_corotated, E: %.17g, nu: %.17g, density: 1000}
 boundary_conditions:
   - select: {axis: x, end: min, within: 0.001}
-)", tolerance, E, nu);
+)", frames > 1 ? "true" : "false", tolerance, 1000.0 / frames, frames, E, nu);
   return test::MakeScene(dir + "/beam.yaml", text);
 }
 
@@ -93,6 +95,25 @@ TEST(FemQuasiStatic, SmallLoadMatchesEulerBernoulli) {
   // Measured 44.5% and 16.9% (shear adds ~0.8% to w at L/h = 10, within the mesh error).
   EXPECT_LT(error[0], 0.5);
   EXPECT_LT(error[1], 0.2);
+}
+
+/// Load stepping: 4 steps with gravity ramped as t / 1000 s. The small-load cantilever is
+/// linear to w / L = 0.15%: after the first step the tip is a quarter of the full-load
+/// tip (to 1e-3), and after the last it is the one-step full-load tip (the elastic
+/// solution does not depend on the path; to 1e-5, the tolerance's order).
+TEST(FemQuasiStatic, RampedGravityReachesTheFullLoadSolution) {
+  FemSimulation once(PETSC_COMM_WORLD, Cantilever("qs_once", 20, 1.0e9, 0.0, 1e-6));
+  once.AdvanceFrame(nullptr);
+  const double full = TipDeflection(once, 20);
+  FemSimulation ramped(PETSC_COMM_WORLD, Cantilever("qs_ramp", 20, 1.0e9, 0.0, 1e-6, 4));
+  ramped.AdvanceFrame(nullptr);
+  const double first = TipDeflection(ramped, 20);
+  for (int f = 1; f < 4; ++f) ramped.AdvanceFrame(nullptr);
+  const double last = TipDeflection(ramped, 20);
+  PetscPrintf(PETSC_COMM_WORLD, "ramp: tip %.6e m after step 1, %.6e m after step 4, %.6e m in one step\n",
+              first, last, full);
+  EXPECT_NEAR(first / full, 0.25, 1e-3);
+  EXPECT_NEAR(last, full, 1e-5 * std::abs(full));
 }
 
 }  // namespace

@@ -43,7 +43,7 @@ FemQuasiStatic::~FemQuasiStatic() {
 
 std::string FemQuasiStatic::Describe() const {
   std::ostringstream s;
-  s << Name() << " (" << (model_.scene().quasi_static.ramp ? "gravity ramped over the run" : "full gravity")
+  s << Name() << " (" << (model_.scene().quasi_static.ramp ? "gravity ramped" : "full gravity")
     << ", |g| <= " << model_.scene().quasi_static.tolerance << " |f_ext| = " << tau_
     << " N), minimizer " << minimizer_->Describe();
   return s.str();
@@ -52,7 +52,10 @@ std::string FemQuasiStatic::Describe() const {
 double FemQuasiStatic::LoadScale(double t) const {
   const SceneConfig& scene = model_.scene();
   if (!scene.quasi_static.ramp) return 1.0;
-  return std::min(1.0, t / (scene.time.frames * scene.time.frame_dt));
+  const double ramp_time = scene.quasi_static.ramp_time > 0.0
+                               ? scene.quasi_static.ramp_time
+                               : scene.time.frames * scene.time.frame_dt;
+  return std::min(1.0, t / ramp_time);
 }
 
 void FemQuasiStatic::KeepState() {

@@ -2,8 +2,9 @@
 // Quasi-static load stepping on a tet mesh (integrator: quasi_static, FEM): each step
 // minimizes elastic energy + contact penalty (+ friction) - external work over x_{n+1},
 // with no inertia term (fem/FemIncrementalPotential with inertia weight 0), the loads
-// taken at the step's end time t_{n+1}: gravity times t_{n+1} / (frames frame_dt) with
-// quasi_static.ramp (the default), the full gravity otherwise. Velocities stay zero.
+// taken at the step's end time t_{n+1}: gravity times min(1, t_{n+1} / T) with
+// quasi_static.ramp (the default; T = quasi_static.ramp_time, or the run's duration
+// frames frame_dt when not given), the full gravity otherwise. Velocities stay zero.
 //
 // Newton uses the true (unprojected) elastic Hessian, relying on Gast et al. 2015 Sec.
 // 3.1's CG early exit on indefiniteness and downhill check far from equilibrium: the
@@ -44,7 +45,7 @@ class FemQuasiStatic : public Integrator {
     steps_ = steps;
   }
 
-  /// The load factor at time t: min(1, t / (frames frame_dt)) with ramp, else 1.
+  /// The load factor at time t: min(1, t / T) with ramp, else 1.
   double LoadScale(double t) const;
   /// tau = tolerance |f_ext|_2 (N) of the convergence test.
   double Tau() const { return tau_; }
