@@ -262,19 +262,20 @@ struct OutputConfig {
   int checkpoints_kept = 2;
 };
 
-/// FEM friction against the collision objects (top-level key `friction`; MPM scenes
-/// ignore it). model "after_solve": Coulomb friction on the velocities after a
-/// frictionless solve (Gast et al. 2015 Sec. 5.2), the default; "potential": IPC's lagged,
-/// smoothed dissipative potential inside the minimization (Li et al. 2020, Sec. 5;
-/// fem/FrictionPotential.hpp).
+/// Friction against the collision objects (top-level key `friction`). model
+/// "after_solve": Coulomb friction on the velocities after a frictionless solve (Gast et
+/// al. 2015 Sec. 5.2; MPM: on the slip nodes, bounded by the normal impulse), the default;
+/// "potential": IPC's lagged, smoothed dissipative potential inside the minimization (Li
+/// et al. 2020, Sec. 5; fem/FrictionPotential.hpp, and for MPM on the slip nodes,
+/// mpm/MpmIncrementalPotential::SetFrictionPotential).
 struct FrictionConfig {
   std::string model = "after_solve";
   /// IPC's eps_v (m/s, > 0): tangential speeds below it count as static (IPC Sec. 5.2,
   /// eq. 14); 1e-3 m/s, the value of IPC's experiments.
   double epsilon_v = 1e-3;
-  /// Solves per step with the normal forces and normals lagged again at the previous
-  /// solve's result (IPC Sec. 5.1's outer lagging iterations), integer >= 1; 1: lagged at
-  /// the step's start only.
+  /// Friction solves per step, the normal forces and normals lagged again at the previous
+  /// solve's result (IPC Sec. 5.1's outer lagging iterations), integer >= 1. FEM: 1 lags
+  /// them at the step's start only; MPM: the first is lagged at a frictionless solve.
   int lagged_updates = 1;
 };
 

@@ -1,6 +1,6 @@
 #include "fem/FrictionPotential.hpp"
 
-#include <cmath>
+#include "model/SmoothedFriction.hpp"
 
 namespace optistep {
 
@@ -29,30 +29,13 @@ void FrictionPotential::Lag(const PetscScalar* x_lag, const PetscScalar* x_n, do
 }
 
 double FrictionPotential::NodeTerm(int l, const Vec3& x_l, Vec3* gradient, Mat3* hessian) const {
-  const double e = eps_h_;
   const Vec3 dx = x_l - x_n_[l];
   double energy = 0.0;
   for (int k = contact_start_[l]; k < contact_start_[l + 1]; ++k) {
     const Contact& c = contacts_[k];
     const Mat3 T = Mat3::Identity() - c.normal * c.normal.transpose();
-    const Vec3 u = T * dx;  // u_T, the tangential displacement over the step
-    const double y = u.norm();
-    // IPC eq. 14-15: f_0, f_1 = f_0' and f_1 / y (finite at y = 0), f_2 = f_0''.
-    const bool smooth = y < e;
-    const double f0 = smooth ? y * y * (1.0 - y / (3.0 * e)) / e + e / 3.0 : y;
-    const double f1_over_y = smooth ? (2.0 - y / e) / e : 1.0 / y;
-    const double f2 = smooth ? (2.0 - 2.0 * y / e) / e : 0.0;
-    energy += c.mu_lambda * f0;
-    if (gradient) *gradient += c.mu_lambda * f1_over_y * u;  // T u = u
-    if (hessian) {
-      // mu lambda [f_2 uu^T/y^2 + f_1/y (T - uu^T/y^2)] (IPC Sec. 5.2, in the tangent plane).
-      Mat3 H = f1_over_y * T;
-      if (y > 0.0) {
-        const Vec3 s = u / y;
-        H += (f2 - f1_over_y) * s * s.transpose();
-      }
-      *hessian += c.mu_lambda * H;
-    }
+    // u_T = T (x - x_n), the tangential displacement over the step.
+    energy += SmoothedFriction(c.mu_lambda, T * dx, T, eps_h_, gradient, hessian);
   }
   return energy;
 }
