@@ -314,6 +314,7 @@ const Names kEmbeddings = {"linear", "quadratic"};
 const Names kDiscretizations = {"fem", "mpm"};
 const Names kDotMerges = {"average", "symmetric"};
 const Names kFrictionModels = {"after_solve", "potential"};
+const Names kHessianProjections = {"element", "none"};
 const Names kBoundaries = {"sticky", "slip"};
 const Names kPlasticityModels = {"none", "snow", "von_mises"};
 const std::vector<Names> kPlasticityModelKeys = {
@@ -577,7 +578,7 @@ SolverConfig ParseSolver(const Field& f, bool mpm) {
   const MapView m(f, {"method", "termination", "cn_epsilon", "rigid_epsilon", "tau",
                       "max_iterations", "kappa",
                       "step_clamp", "forcing_sigma", "forcing", "best_of_two_guesses", "window",
-                      "initializer", "mg_levels", "mg_embedding"});
+                      "initializer", "mg_levels", "mg_embedding", "hessian_projection"});
   SolverConfig solver;
   if (mpm) {
     solver.cn_epsilon = kMpmCnEpsilon;
@@ -603,6 +604,9 @@ SolverConfig ParseSolver(const Field& f, bool mpm) {
   m.Read("initializer", solver.initializer);
   m.Read("mg_levels", solver.mg_levels, kPositiveInteger);
   m.Read("mg_embedding", solver.mg_embedding, kEmbeddings);
+  if (mpm && m.Has("hessian_projection"))
+    m.Get("hessian_projection").Error("only FEM scenes (discretization: fem) take 'hessian_projection'");
+  m.Read("hessian_projection", solver.hessian_projection, kHessianProjections);
   return solver;
 }
 

@@ -207,6 +207,12 @@ struct SolverConfig {
   /// "characteristic_norm" for FEM with CN termination, "gradient" with "absolute".
   std::string forcing;
   bool best_of_two_guesses = true;
+  /// FEM: the elastic Hessian Newton solves with: "element" (each tet's dP/dF projected
+  /// to SPD, Teran et al. 2005) or "none" (the true tangent; CG's early exit on
+  /// indefiniteness and the downhill check, Gast Sec. 3.1, keep directions downhill).
+  /// Empty: "element" for backward_euler, "none" for quasi_static (the projection clips a
+  /// bent beam's compressed modes and makes Newton converge linearly near equilibrium).
+  std::string hessian_projection;
   /// L-BFGS history size m: 5 for FEM (DOT's code), 8 for MPM (HOT, Wang et al. 2020, Sec.
   /// 7.1) when the scene does not give it.
   int window = 5;

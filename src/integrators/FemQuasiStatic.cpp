@@ -28,7 +28,7 @@ FemQuasiStatic::FemQuasiStatic(FemModel& model, Vec x, Vec v)
     throw InputError(scene.path + ": integrator: quasi_static needs a load: gravity is zero");
   minimizer_ = CreateMinimizer(model.comm(), LoadRelative(scene.solver, tau_),
                                MinimizerDefaults{PCJACOBI}, scene.path);
-  potential_.SetProjectHessian(false);
+  potential_.SetProjectHessian(scene.solver.hessian_projection == "element");
   OPTISTEP_PETSC(VecDuplicate(x_, &u_));
   OPTISTEP_PETSC(VecDuplicate(x_, &zero_));
   OPTISTEP_PETSC(VecSet(zero_, 0.0));

@@ -6,7 +6,8 @@
 // quasi_static.ramp (the default; T = quasi_static.ramp_time, or the run's duration
 // frames frame_dt when not given), the full gravity otherwise. Velocities stay zero.
 //
-// Newton uses the true (unprojected) elastic Hessian, relying on Gast et al. 2015 Sec.
+// Newton uses the true (unprojected) elastic Hessian (solver.hessian_projection: none, the
+// default here; element projects as backward Euler does), relying on Gast et al. 2015 Sec.
 // 3.1's CG early exit on indefiniteness and downhill check far from equilibrium: the
 // per-element SPD projection clips the compressed fibres' indefinite modes of a bent
 // beam, which the assembled tangent does not need near equilibrium, and turns Newton's
