@@ -277,7 +277,9 @@ struct OutputConfig {
 struct FrictionConfig {
   std::string model = "after_solve";
   /// IPC's eps_v (m/s, > 0): tangential speeds below it count as static (IPC Sec. 5.2,
-  /// eq. 14); 1e-3 m/s, the value of IPC's experiments.
+  /// eq. 14-15, where eps_v is in velocity units and the mollifier's width is eps_v h).
+  /// 1e-3 m/s, the order of IPC's examples as we recall them (the exact sentence of the
+  /// paper was not checked); a sticking body creeps at most at eps_v.
   double epsilon_v = 1e-3;
   /// Friction solves per step, the normal forces and normals lagged again at the previous
   /// solve's result (IPC Sec. 5.1's outer lagging iterations), integer >= 1. FEM: 1 lags
