@@ -315,6 +315,8 @@ const Names kForcings = {"gradient", "characteristic_norm", "preconditioned"};
 const Names kEmbeddings = {"linear", "quadratic"};
 const Names kDiscretizations = {"fem", "mpm"};
 const Names kDotMerges = {"average", "symmetric"};
+const Names kFrictionModels = {"after_solve", "potential"};
+const Names kHessianProjections = {"element", "none"};
 const Names kBoundaries = {"sticky", "slip"};
 const Names kPlasticityModels = {"none", "snow", "von_mises"};
 const std::vector<Names> kPlasticityModelKeys = {
@@ -768,7 +770,7 @@ SolverConfig ParseSolver(const Field& f, bool mpm) {
   const MapView m(f, {"method", "termination", "cn_epsilon", "rigid_epsilon", "tau",
                       "max_iterations", "kappa",
                       "step_clamp", "forcing_sigma", "forcing", "best_of_two_guesses", "window",
-                      "initializer", "mg_levels", "mg_embedding"});
+                      "initializer", "mg_levels", "mg_embedding", "hessian_projection"});
   SolverConfig solver;
   if (mpm) {
     solver.cn_epsilon = kMpmCnEpsilon;
@@ -794,6 +796,9 @@ SolverConfig ParseSolver(const Field& f, bool mpm) {
   m.Read("initializer", solver.initializer);
   m.Read("mg_levels", solver.mg_levels, kPositiveInteger);
   m.Read("mg_embedding", solver.mg_embedding, kEmbeddings);
+  if (mpm && m.Has("hessian_projection"))
+    m.Get("hessian_projection").Error("only FEM scenes (discretization: fem) take 'hessian_projection'");
+  m.Read("hessian_projection", solver.hessian_projection, kHessianProjections);
   return solver;
 }
 
@@ -819,8 +824,8 @@ std::string ParsePetscOptions(const Field& f) {
 SceneConfig ParseScene(const Field& root, const std::string& path) {
   const MapView m(root, {"name", "gravity", "integrator", "discretization", "mpm", "time",
                          "bodies", "boundary_conditions", "collision_objects", "solver",
-                         "dot", "damping", "output", "petsc_options", "time_functions", "loads",
-                         "gravity_time_function"});
+                         "dot", "damping", "friction", "quasi_static", "output", "petsc_options",
+                         "time_functions", "loads", "gravity_time_function"});
   SceneConfig scene;
   scene.path = path;
   scene.name = fs::path(path).stem().string();
@@ -881,6 +886,14 @@ SceneConfig ParseScene(const Field& root, const std::string& path) {
   scene.solver.scene_path = path;
   MapView(m.Get("damping"), {"stiffness_beta"})
       .Read("stiffness_beta", scene.damping.stiffness_beta, kNonNegative);
+  const MapView friction(m.Get("friction"), {"model", "epsilon_v", "lagged_updates"});
+  friction.Read("model", scene.friction.model, kFrictionModels);
+  friction.Read("epsilon_v", scene.friction.epsilon_v, kPositive);
+  friction.Read("lagged_updates", scene.friction.lagged_updates, kPositiveInteger);
+  const MapView quasi_static(m.Get("quasi_static"), {"ramp", "ramp_time", "tolerance"});
+  quasi_static.Read("ramp", scene.quasi_static.ramp);
+  quasi_static.Read("ramp_time", scene.quasi_static.ramp_time, kPositive);
+  quasi_static.Read("tolerance", scene.quasi_static.tolerance, kPositive);
   const MapView output(m.Get("output"), {"directory", "every", "checkpoint_every_steps",
                                          "checkpoint_every_seconds", "checkpoints_kept"});
   scene.output.directory = "out/" + scene.name;

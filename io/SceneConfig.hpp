@@ -280,6 +280,12 @@ struct SolverConfig {
   /// "characteristic_norm" for FEM with CN termination, "gradient" with "absolute".
   std::string forcing;
   bool best_of_two_guesses = true;
+  /// FEM: the elastic Hessian Newton solves with: "element" (each tet's dP/dF projected
+  /// to SPD, Teran et al. 2005) or "none" (the true tangent; CG's early exit on
+  /// indefiniteness and the downhill check, Gast Sec. 3.1, keep directions downhill).
+  /// Empty: "element" for backward_euler, "none" for quasi_static (the projection clips a
+  /// bent beam's compressed modes and makes Newton converge linearly near equilibrium).
+  std::string hessian_projection;
   /// L-BFGS history size m: 5 for FEM (DOT's code), 8 for MPM (HOT, Wang et al. 2020, Sec.
   /// 7.1) when the scene does not give it.
   int window = 5;
@@ -335,6 +341,42 @@ struct OutputConfig {
   int checkpoints_kept = 2;
 };
 
+/// Friction against the collision objects (top-level key `friction`). model
+/// "after_solve": Coulomb friction on the velocities after a frictionless solve (Gast et
+/// al. 2015 Sec. 5.2; MPM: on the slip nodes, bounded by the normal impulse), the default;
+/// "potential": IPC's lagged, smoothed dissipative potential inside the minimization (Li
+/// et al. 2020, Sec. 5; fem/FrictionPotential.hpp, and for MPM on the slip nodes,
+/// mpm/MpmIncrementalPotential::SetFrictionPotential).
+struct FrictionConfig {
+  std::string model = "after_solve";
+  /// IPC's eps_v (m/s, > 0): tangential speeds below it count as static (IPC Sec. 5.2,
+  /// eq. 14-15, where eps_v is in velocity units and the mollifier's width is eps_v h).
+  /// 1e-3 m/s, the order of IPC's examples as we recall them (the exact sentence of the
+  /// paper was not checked); a sticking body creeps at most at eps_v.
+  double epsilon_v = 1e-3;
+  /// Friction solves per step, the normal forces and normals lagged again at the previous
+  /// solve's result (IPC Sec. 5.1's outer lagging iterations), integer >= 1. FEM: 1 lags
+  /// them at the step's start only; MPM: the first is lagged at a frictionless solve.
+  int lagged_updates = 1;
+};
+
+/// The quasi-static integrator (integrator: quasi_static, FEM; top-level key
+/// `quasi_static`): each step minimizes elastic energy + contact - external work, with no
+/// inertia term, the loads taken at the step's end time.
+struct QuasiStaticConfig {
+  /// Gravity scaled by min(1, t / ramp_time) (load stepping); false: the full load from
+  /// the first step.
+  bool ramp = true;
+  /// s, > 0; 0 (not given): the run's duration, frames * frame_dt (which changes when a
+  /// run is extended: give it to keep a restarted, longer run on the same load path).
+  double ramp_time = 0.0;
+  /// Equilibrium test: |residual|_2 <= tolerance |f_ext|_2 over the free nodes (the
+  /// load-relative force criterion of structural codes, e.g. ANSYS CNVTOL's L2 norm
+  /// against the applied loads, whose default is a looser 5e-3), > 0. Ours: 1e-6 (1e-8
+  /// meets the round-off floor of a stiff beam's elastic forces: E = 1e9 Pa, 1025 nodes).
+  double tolerance = 1e-6;
+};
+
 struct SceneConfig {
   std::string path;        ///< the scene file as given
   /// The file's stem unless the scene names itself; one path component of
@@ -355,6 +397,8 @@ struct SceneConfig {
   TimeFunctionConfig gravity_time_function;
   SolverConfig solver;
   DampingConfig damping;
+  FrictionConfig friction;
+  QuasiStaticConfig quasi_static;
   OutputConfig output;
   /// PETSc options from the scene ("-newton_ksp_type cg ..."), inserted before the
   /// command line's so that the command line wins.

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <hdf5.h>
 #include <mpi.h>
+#include <petscvec.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,9 +14,11 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <random>
 #include <set>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace optistep::test {
@@ -239,6 +242,34 @@ inline int Size() {
   int s = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &s);
   return s;
+}
+
+/// Fills v (owned entries) with a deterministic pseudo-random field in [-amplitude,
+/// amplitude], seeded by the global index so that it is rank-count independent.
+inline void RandomField(Vec v, double amplitude, unsigned seed) {
+  PetscInt begin = 0, end = 0;
+  VecGetOwnershipRange(v, &begin, &end);
+  PetscScalar* a = nullptr;
+  VecGetArray(v, &a);
+  for (PetscInt i = begin; i < end; ++i) {
+    std::mt19937 rng(seed * 7919u + static_cast<unsigned>(i));
+    a[i - begin] = amplitude * std::uniform_real_distribution<double>(-1.0, 1.0)(rng);
+  }
+  VecRestoreArray(v, &a);
+}
+
+/// Collective: the central difference (E(y + h d) - E(y - h d)) / 2h of a potential's
+/// energy along d, and the slope g(y) . d of its gradient, as {difference, slope}. g, gp
+/// and gm are work vectors of y's layout; on return they hold g(y), y + h d and y - h d.
+template <class Potential>
+std::pair<double, double> EnergyDifferenceAndSlope(Potential& potential, Vec y, Vec d, double h,
+                                                   Vec g, Vec gp, Vec gm) {
+  potential.Gradient(y, g);
+  PetscScalar gd = 0.0;
+  VecDot(g, d, &gd);
+  VecWAXPY(gp, h, d, y);
+  VecWAXPY(gm, -h, d, y);
+  return {(potential.Energy(gp) - potential.Energy(gm)) / (2 * h), gd};
 }
 
 }  // namespace optistep::test

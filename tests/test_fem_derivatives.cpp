@@ -7,7 +7,6 @@
 #include <petscvec.h>
 
 #include <cmath>
-#include <random>
 
 #include "TestScenes.hpp"
 #include "TestUtil.hpp"
@@ -18,19 +17,7 @@
 namespace optistep {
 namespace {
 
-/// Fills v (owned entries) with a deterministic pseudo-random field in [-amplitude,
-/// amplitude], seeded by the global index so that it is rank-count independent.
-void RandomField(Vec v, double amplitude, unsigned seed) {
-  PetscInt begin = 0, end = 0;
-  OPTISTEP_PETSC(VecGetOwnershipRange(v, &begin, &end));
-  PetscScalar* a = nullptr;
-  OPTISTEP_PETSC(VecGetArray(v, &a));
-  for (PetscInt i = begin; i < end; ++i) {
-    std::mt19937 rng(seed * 7919u + static_cast<unsigned>(i));
-    a[i - begin] = amplitude * std::uniform_real_distribution<double>(-1.0, 1.0)(rng);
-  }
-  OPTISTEP_PETSC(VecRestoreArray(v, &a));
-}
+using test::RandomField;
 
 class FemDerivatives : public ::testing::TestWithParam<const char*> {};
 
@@ -82,12 +69,7 @@ loads:
 
   const double h = 1e-6;
   // Directional derivative of E vs g . d.
-  potential.Gradient(y, g);
-  PetscScalar gd = 0.0;
-  OPTISTEP_PETSC(VecDot(g, d, &gd));
-  OPTISTEP_PETSC(VecWAXPY(gp, h, d, y));
-  OPTISTEP_PETSC(VecWAXPY(gm, -h, d, y));
-  const double fd_energy = (potential.Energy(gp) - potential.Energy(gm)) / (2 * h);
+  const auto [fd_energy, gd] = test::EnergyDifferenceAndSlope(potential, y, d, h, g, gp, gm);
   EXPECT_NEAR(fd_energy, gd, 1e-6 * std::abs(gd) + 1e-8);
 
   // Hessian-vector product vs the difference of gradients, with the true tangent (the

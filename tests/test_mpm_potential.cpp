@@ -28,18 +28,11 @@ TEST_F(MpmPotentialTest, GradientMatchesCentralDifferencesOfTheEnergy) {
   Vec dv = RandomVector(*potential, 1, 0.2, false);
   Vec d = RandomVector(*potential, 2, 1.0, true);
   Vec g = potential->CreateVector(), x = potential->CreateVector();
-  potential->Gradient(dv, g);
-  PetscScalar gd = 0.0;
-  OPTISTEP_PETSC(VecDot(g, d, &gd));
-  const double h = 1e-5;  // m/s
-  OPTISTEP_PETSC(VecWAXPY(x, h, d, dv));
-  const double plus = potential->Energy(x);
-  OPTISTEP_PETSC(VecWAXPY(x, -h, d, dv));
-  const double minus = potential->Energy(x);
-  const double fd = (plus - minus) / (2.0 * h);
+  Vec y = potential->CreateVector();
+  const auto [fd, gd] = test::EnergyDifferenceAndSlope(*potential, dv, d, 1e-5, g, x, y);  // h in m/s
   ASSERT_GT(std::abs(gd), 0.0);
   EXPECT_NEAR(gd, fd, 1e-6 * std::abs(gd));
-  for (Vec* v : {&dv, &d, &g, &x}) VecDestroy(v);
+  for (Vec* v : {&dv, &d, &g, &x, &y}) VecDestroy(v);
 }
 
 TEST_F(MpmPotentialTest, HessianMatchesCentralDifferencesOfTheGradient) {
@@ -103,6 +96,54 @@ TEST_F(MpmPotentialTest, MatrixFreeHessianEqualsTheAssembledOne) {
   ASSERT_GT(size, 0.0);
   EXPECT_LT(diff, 1e-12 * size);
   for (Vec* v : {&dv, &x, &y, &y_mf}) VecDestroy(v);
+  MatDestroy(&H);
+  MatDestroy(&H_mf);
+}
+
+/// Friction as IPC's smoothed potential on the slip nodes (mu = 0.5, a normal impulse of
+/// 2 m/s per unit mass, eps_v = 0.3 m/s against relative speeds up to ~0.35 m/s: nodes in
+/// both branches of f_0): the gradient and the assembled Hessian against central
+/// differences, and the matrix-free Hessian (products and diagonal blocks) against the
+/// assembled one.
+TEST_F(MpmPotentialTest, FrictionPotentialDerivativesMatchFiniteDifferences) {
+  for (NodeConstraint& c : constraints_)
+    if (c.kind == NodeConstraint::Kind::kSlip) c.friction = 0.5;
+  auto assembled = Potential(false);
+  auto matrix_free = Potential(true);
+  const std::vector<double> impulse(constraints_.size(), 2.0);
+  Vec dv = RandomVector(*assembled, 7, 0.2, false);
+  Vec d = RandomVector(*assembled, 8, 1.0, true);
+  Vec g = assembled->CreateVector(), x = assembled->CreateVector();
+  const double plain = assembled->Energy(dv);
+  assembled->SetFrictionPotential(impulse, 0.3);
+  matrix_free->SetFrictionPotential(impulse, 0.3);
+  EXPECT_GT(assembled->Energy(dv) - plain, 0.0) << "no friction energy";
+  const double h = 1e-6;  // m/s
+  Vec x_minus = assembled->CreateVector();
+  const auto [fd_energy, gd] = test::EnergyDifferenceAndSlope(*assembled, dv, d, h, g, x, x_minus);
+  EXPECT_NEAR(gd, fd_energy, 1e-6 * std::abs(gd));
+  VecDestroy(&x_minus);
+
+  Mat H = assembled->CreateHessian(), H_mf = matrix_free->CreateHessian();
+  assembled->Hessian(dv, H);
+  matrix_free->Hessian(dv, H_mf);
+  Vec Hd = assembled->CreateVector(), Hd_mf = assembled->CreateVector();
+  Vec g_plus = assembled->CreateVector(), fd = assembled->CreateVector();
+  OPTISTEP_PETSC(MatMult(H, d, Hd));
+  OPTISTEP_PETSC(MatMult(H_mf, d, Hd_mf));
+  OPTISTEP_PETSC(VecWAXPY(x, h, d, dv));
+  assembled->Gradient(x, g_plus);
+  OPTISTEP_PETSC(VecWAXPY(x, -h, d, dv));
+  assembled->Gradient(x, fd);
+  OPTISTEP_PETSC(VecAYPX(fd, -1.0, g_plus));
+  OPTISTEP_PETSC(VecScale(fd, 1.0 / (2.0 * h)));
+  EXPECT_LT(RelativeDifference(Hd, fd), 1e-6);
+  EXPECT_LT(RelativeDifference(Hd_mf, Hd), 1e-12);
+  Vec diag = assembled->CreateVector(), diag_mf = assembled->CreateVector();
+  OPTISTEP_PETSC(MatGetDiagonal(H, diag));
+  OPTISTEP_PETSC(MatGetDiagonal(H_mf, diag_mf));
+  EXPECT_LT(RelativeDifference(diag_mf, diag), 1e-12);
+  for (Vec* v : {&dv, &d, &g, &x, &Hd, &Hd_mf, &g_plus, &fd, &diag, &diag_mf}) VecDestroy(v);
   MatDestroy(&H);
   MatDestroy(&H_mf);
 }

@@ -295,8 +295,10 @@ struct SlopeMotion {
   double time = 0.0;          ///< s
 };
 
-/// Collective: the block's motion along the slope after `steps` steps of dt (s).
-SlopeMotion SlideOnSlope(const std::string& tag, double mu, double dt, int steps) {
+/// Collective: the block's motion along the slope after `steps` steps of dt (s);
+/// `friction` is appended to the scene (a friction block, or nothing: after the solve).
+SlopeMotion SlideOnSlope(const std::string& tag, double mu, double dt, int steps,
+                         const std::string& friction = "") {
   const double theta = M_PI / 6.0, g = 9.81;
   const std::string dir = SharedTempDir(tag);
   char gravity[96], time[96], ground[160];
@@ -314,7 +316,7 @@ mpm: {dx: 0.05, ppc: 8}
   - shape: {type: box, min: [0, 0, 0], max: [0.4, 0.2, 0.2]}
     material: {E: 1.0e6, nu: 0.3, density: 1000}
 collision_objects:
-)" + ground + R"(solver: {cn_epsilon: 1.0e-9}
+)" + ground + friction + R"(solver: {cn_epsilon: 1.0e-9}
 )");
   MpmSimulation sim(PETSC_COMM_WORLD, scene);
   auto centre = [&sim](Vec3* x_c, Vec3* v_c) {
@@ -370,6 +372,35 @@ TEST(MpmVerification, BlockOnASlopeSticksWhenMuExceedsTanTheta) {
               s.displacement, s.time, 100.0 * s.displacement / frictionless, frictionless, s.velocity);
   EXPECT_LT(std::abs(s.displacement), 0.3 * dx) << "drift along the slope (m)";
   EXPECT_LT(std::abs(s.velocity), 0.01) << "still sliding (m/s)";
+}
+
+/// Friction as IPC's smoothed potential on the slip nodes inside the minimization
+/// (friction.model: potential; Li et al. 2020, Sec. 5), at the frame step dt = 1/24 s
+/// where friction after the solve fails (above): the normal impulses are lagged at a
+/// frictionless solve, then the step is solved again with the friction term.
+TEST(MpmVerification, FrictionPotentialSlidesWithCoulombAccelerationAtTheFrameStep) {
+  const double theta = M_PI / 6.0, g = 9.81, mu = 0.2;
+  const double a = g * (std::sin(theta) - mu * std::cos(theta));
+  const SlopeMotion s = SlideOnSlope("mpm_slope_slip_ipc", mu, 1.0 / 24.0, 12, "friction: {model: potential}\n");
+  const double measured = s.velocity / s.time;
+  PetscPrintf(PETSC_COMM_WORLD,
+              "slope, mu %.2f, dt 1/24 s, friction potential: a = %.4f m/s^2, Coulomb %.4f (%+.2f%%)\n",
+              mu, measured, a, 100.0 * (measured - a) / a);
+  EXPECT_NEAR(measured, a, 0.05 * a) << "mean acceleration along the slope (m/s^2)";
+}
+
+/// mu = 0.8 at dt = 1/24 s (where friction after the solve slides 0.44 m in 1 s): the
+/// block stays within 0.3 dx, and moves at the end at IPC's smoothed static creep r eps_v
+/// (2 r - r^2 = tan theta / mu, r = 0.4724: 4.72e-4 m/s at eps_v = 1e-3 m/s; measured
+/// 4.75e-4 m/s), below eps_v.
+TEST(MpmVerification, FrictionPotentialSticksAtTheFrameStep) {
+  const double dx = 0.05;
+  const SlopeMotion s = SlideOnSlope("mpm_slope_stick_ipc", 0.8, 1.0 / 24.0, 24, "friction: {model: potential}\n");
+  PetscPrintf(PETSC_COMM_WORLD,
+              "slope, mu 0.80, dt 1/24 s, friction potential: displacement %.3e m after %.3f s, v %.3e m/s\n",
+              s.displacement, s.time, s.velocity);
+  EXPECT_LT(std::abs(s.displacement), 0.3 * dx) << "drift along the slope (m)";
+  EXPECT_LT(std::abs(s.velocity), 1e-3) << "faster than eps_v: sliding (m/s)";
 }
 
 /// A ball thrown at a slip ground with Coulomb friction: FCR elasticity, gravity, slip

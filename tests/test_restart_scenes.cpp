@@ -54,6 +54,10 @@ const std::map<std::string, std::vector<std::string>> kSmall = {
     {"hot_twisting_bar_coarse", {"time.frames=2", "mpm.dx=0.04", "mpm.cfl=0.15"}},
     // Loads and initial conditions: the ramps and the table are functions of t alone.
     {"loaded_bar", {"time.frames=2", "time.dt=0.020833333333333332"}},
+    // Friction as a potential (issue 10, item 1); quasi-static load steps with the ramp's
+    // length given, so the shortened first slice follows the same load path (item 6).
+    {"block_on_slope", {"time.frames=2", "time.dt=0.020833333333333332"}},
+    {"cantilever_quasi_static", {"time.frames=2", "time.dt=0.5"}},
     // Frames of 1/120 s, CFL 0.6 * 0.04 m / 4 m/s: 2 steps each; placed 2 cm from the wall.
     {"snowball",
      {"time.frames=2", "time.frame_rate=120", "mpm.dx=0.04", "bodies.0.shape.center=[0.38, 0.8, 0]"}},

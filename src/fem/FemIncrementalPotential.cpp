@@ -37,6 +37,8 @@ FemIncrementalPotential::FemIncrementalPotential(FemModel& model, double damping
   OPTISTEP_PETSC(VecDuplicate(x_n_, &x_local_));
   OPTISTEP_PETSC(VecDuplicate(x_n_, &work_));
   OPTISTEP_PETSC(VecDuplicate(x_n_, &work2_));
+  if (model_.scene().friction.model == "potential")
+    friction_ = std::make_unique<FrictionPotential>(model_, model_.scene().friction.epsilon_v);
 }
 
 FemIncrementalPotential::~FemIncrementalPotential() {
@@ -67,6 +69,28 @@ void FemIncrementalPotential::BeginStep(Vec x_n, Vec v_n, double dt, double t_ne
     AccumulateElasticHessian(local->data());
     InsertRows(stiffness_n_);
   }
+  if (friction_) LagFriction(x_n_);
+}
+
+void FemIncrementalPotential::LagFriction(Vec x) {
+  const PetscScalar *xa = nullptr, *xn = nullptr;
+  OPTISTEP_PETSC(VecGetArrayRead(x, &xa));
+  OPTISTEP_PETSC(VecGetArrayRead(x_n_, &xn));
+  friction_->Lag(xa, xn, dt_);
+  OPTISTEP_PETSC(VecRestoreArrayRead(x, &xa));
+  OPTISTEP_PETSC(VecRestoreArrayRead(x_n_, &xn));
+}
+
+double FemIncrementalPotential::ExternalLoadNorm() const {
+  double sum = 0.0;
+  const double g2 = (load_scale_ * model_.gravity()).squaredNorm();
+  for (PetscInt l = 0; l < model_.mesh().n_owned; ++l)
+    if (!model_.IsConstrained(static_cast<int>(l))) {
+      const double m = model_.Mass(static_cast<int>(l));
+      sum += m * m * g2;
+    }
+  MPI_Allreduce(MPI_IN_PLACE, &sum, 1, MPI_DOUBLE, MPI_SUM, model_.comm());
+  return std::sqrt(sum);
 }
 
 void FemIncrementalPotential::ApplyDirichlet(Vec x) const {
@@ -118,11 +142,11 @@ PetscReal FemIncrementalPotential::Evaluate(Vec x, Vec g) {
     }
     if (mesh.tet_counted[e]) energy += V * psi;
   }
-  // Inertia, gravity and collision penalties, node by node (owned nodes).
+  // Inertia, gravity, collision penalties and friction, node by node (owned nodes).
   const PetscScalar* xh = nullptr;
   OPTISTEP_PETSC(VecGetArrayRead(x_hat_, &xh));
-  const Vec3& gravity = gravity_;
-  const double inv_dt2 = 1.0 / (dt_ * dt_);
+  const Vec3 gravity = load_scale_ * gravity_;
+  const double inv_dt2 = inertia_ / (dt_ * dt_);
   for (PetscInt l = 0; l < mesh.n_owned; ++l) {
     const double m = model_.Mass(static_cast<int>(l));
     const Vec3 xi(xl[3 * l], xl[3 * l + 1], xl[3 * l + 2]);
@@ -130,6 +154,7 @@ PetscReal FemIncrementalPotential::Evaluate(Vec x, Vec g) {
     energy += 0.5 * m * inv_dt2 * dx.squaredNorm() - m * gravity.dot(xi);
     Vec3 grad = m * inv_dt2 * dx - m * gravity;
     for (const auto& c : model_.collision_objects()) energy += c.Penalty(xi, m, &grad, nullptr);
+    if (friction_) energy += friction_->NodeTerm(static_cast<int>(l), xi, &grad, nullptr);
     if (ga)
       for (int d = 0; d < 3; ++d) ga[3 * l + d] += grad[d];
   }
@@ -256,16 +281,19 @@ void FemIncrementalPotential::Hessian(Vec x, Mat H) {
     const auto local = LoadLocal(x);
     const PetscScalar* xl = local->data();
     AccumulateElasticHessian(xl);
-    // Inertia m_i/dt^2 I and the (Gauss-Newton) collision penalty on the diagonal blocks.
+    // Inertia m_i/dt^2 I, the (Gauss-Newton) collision penalty and friction on the
+    // diagonal blocks; Dirichlet rows keep m_i/dt^2 I without inertia (quasi-static).
     const double inv_dt2 = 1.0 / (dt_ * dt_);
     for (PetscInt l = 0; l < mesh.n_owned; ++l) {
       const double m = model_.Mass(static_cast<int>(l));
       Eigen::Map<Mat3> block(&row_values_[9 * static_cast<size_t>(diagonal_slot_[l])]);
-      block += m * inv_dt2 * Mat3::Identity();
-      if (!model_.IsConstrained(static_cast<int>(l))) {
+      const bool held = model_.IsConstrained(static_cast<int>(l));
+      block += m * (held ? inv_dt2 : inertia_ * inv_dt2) * Mat3::Identity();
+      if (!held) {
         const Vec3 xi(xl[3 * l], xl[3 * l + 1], xl[3 * l + 2]);
         Mat3 penalty = Mat3::Zero();
         for (const auto& c : model_.collision_objects()) c.Penalty(xi, m, nullptr, &penalty);
+        if (friction_) friction_->NodeTerm(static_cast<int>(l), xi, nullptr, &penalty);
         block += penalty;
       }
     }

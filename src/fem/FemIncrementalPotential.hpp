@@ -16,6 +16,7 @@
 #include "core/GhostedVector.hpp"
 #include "fem/FemLoads.hpp"
 #include "fem/FemModel.hpp"
+#include "fem/FrictionPotential.hpp"
 #include "solvers/IncrementalPotential.hpp"
 
 namespace optistep {
@@ -36,6 +37,21 @@ class FemIncrementalPotential : public IncrementalPotential {
   void SetProjectHessian(bool project) { project_spd_ = project; }
   /// x_hat = x_n + dt v_n of the current step (owned values).
   Vec InertialTarget() const { return x_hat_; }
+  /// Friction as a potential (scene friction.model: potential; fem/FrictionPotential.hpp):
+  /// whether it is on, and, collective, lag its normal forces and normals at x (owned
+  /// values, m); BeginStep lags them at x_n.
+  bool HasFrictionPotential() const { return friction_ != nullptr; }
+  void LagFriction(Vec x);
+  /// Quasi-static steps (integrators/FemQuasiStatic): inertia_weight 0 drops the inertia
+  /// term m |x - x_hat|^2 / (2 dt^2) (Dirichlet rows keep m/dt^2 I in the Hessian);
+  /// load_scale (dimensionless) multiplies gravity. Defaults 1 and 1: backward Euler.
+  void SetInertiaAndLoadScale(double inertia_weight, double load_scale) {
+    inertia_ = inertia_weight;
+    load_scale_ = load_scale;
+  }
+  /// The external load of the free nodes, |f_ext|_2 = |load_scale m_i g|_2 over the free
+  /// owned nodes of all ranks (N). Collective.
+  double ExternalLoadNorm() const;
 
   void Hessian(Vec x, Mat H) override;
   Mat CreateHessian() override;
@@ -83,6 +99,9 @@ class FemIncrementalPotential : public IncrementalPotential {
   /// elastic forces' net torque.
   std::vector<double> body_stiffness_volume_;
   bool project_spd_ = true;
+  std::unique_ptr<FrictionPotential> friction_;  ///< null unless friction.model is potential
+  double inertia_ = 1.0;
+  double load_scale_ = 1.0;
   double dt_ = 0.0;
   double t_next_ = 0.0;
   Vec x_n_ = nullptr;

@@ -21,6 +21,7 @@ FemBackwardEuler::FemBackwardEuler(FemModel& model, Vec x, Vec v)
       potential_(model, model.scene().damping.stiffness_beta) {
   OPTISTEP_PETSC(VecDuplicate(x_, &u_));
   OPTISTEP_PETSC(VecDuplicate(x_, &guess_));
+  if (model.scene().solver.hessian_projection == "none") potential_.SetProjectHessian(false);
 }
 
 FemBackwardEuler::~FemBackwardEuler() {
@@ -71,6 +72,16 @@ SolveReport FemBackwardEuler::TryStep(double dt) {
     TakeBetterStart(potential_, u_, guess_);
   }
   SolveReport report = minimizer_->Minimize(potential_, u_);
+  // Friction as a potential: IPC's outer iterations (Li et al. 2020, Sec. 5.1), normal
+  // forces and normals lagged again at the last solve's result.
+  for (int k = 1; report.converged && potential_.HasFrictionPotential() &&
+                  k < model_.scene().friction.lagged_updates; ++k) {
+    potential_.LagFriction(u_);
+    SolveReport again = minimizer_->Minimize(potential_, u_);
+    again.iterations += report.iterations;
+    again.linear_iterations += report.linear_iterations;
+    report = again;
+  }
   if (!report.converged) return report;
   // v_{n+1} = (x_{n+1} - x_n) / dt, then friction; x_{n+1} = u.
   OPTISTEP_PETSC(VecWAXPY(guess_, -1.0, x_, u_));
@@ -82,7 +93,7 @@ SolveReport FemBackwardEuler::TryStep(double dt) {
     report.reason = "NaN in the new velocity";
     return report;
   }
-  {
+  if (!potential_.HasFrictionPotential()) {
     ScopedPhase timed(kFrictionPhase);
     ApplyFriction(u_, guess_, dt);
   }

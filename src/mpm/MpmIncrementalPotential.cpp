@@ -7,6 +7,7 @@
 #include "core/Error.hpp"
 #include "core/GhostedVector.hpp"
 #include "core/Phases.hpp"
+#include "model/SmoothedFriction.hpp"
 
 namespace optistep::mpm {
 namespace {
@@ -188,6 +189,12 @@ PetscReal MpmIncrementalPotential::Assemble(Vec dv, Vec g, bool project) {
       if (g)
         for (int d = 0; d < 3; ++d) ga[3 * k + d] -= dt_ * f[d];
     }
+    if (!friction_scale_.empty()) {
+      Vec3 friction = Vec3::Zero();
+      energy += FrictionTerm(i, &friction, nullptr);
+      if (g)
+        for (int d = 0; d < 3; ++d) ga[3 * k + d] += friction[d];
+    }
     if (g) {
       for (int d = 0; d < 3; ++d) ga[3 * k + d] += m * dvi[d] - dt_ * m * gravity_[d];
       if (project) ProjectNode(i, ga + 3 * k);
@@ -305,6 +312,11 @@ void MpmIncrementalPotential::Hessian(Vec dv, Mat H) {
       const Mat3 F = (Mat3::Identity() + dt_ * VelocityGradient(cache, p, v_work_.data())) * particles.F[p];
       stiffness_[p] = Hardening(p) * materials_[particles.material[p]]->dPdF(F, true);
     }
+    if (!friction_scale_.empty()) {
+      friction_blocks_.assign(n_owned_nodes, Mat3::Zero());
+      for (int k = 0; k < n_owned_nodes; ++k)
+        FrictionTerm(step_.owned_nodes[k], nullptr, &friction_blocks_[k]);
+    }
     return;
   }
   // Blocks are summed into row-wise buffers laid out like the matrix rows (neighbours
@@ -391,6 +403,11 @@ void MpmIncrementalPotential::Hessian(Vec dv, Mat H) {
       block = block * Projector(cm);
     }
     for (int d = 0; d < 3; ++d) diag[4 * d] += m;
+    if (!friction_scale_.empty()) {  // tangential: P B P = B
+      Mat3 friction = Mat3::Zero();
+      FrictionTerm(i, nullptr, &friction);
+      Eigen::Map<Mat3>(diag) += friction;
+    }
     const PetscInt row = step_.begin + k;
     const PetscInt n_cols = row_start_[k + 1] - row_start_[k];
     OPTISTEP_PETSC(MatSetValuesBlocked(H, 1, &row, n_cols, &row_cols_[row_start_[k]],
@@ -428,6 +445,8 @@ void MpmIncrementalPotential::HessianMultiply(Vec x, Vec y) {
     const int i = step_.owned_nodes[k];
     ProjectNode(i, ya + 3 * k);
     for (int d = 0; d < 3; ++d) ya[3 * k + d] += step_.grid.m[i] * la[3 * k + d];
+    if (!friction_blocks_.empty())
+      Eigen::Map<Vec3>(ya + 3 * k) += friction_blocks_[k] * Eigen::Map<const Vec3>(la + 3 * k);
   }
   OPTISTEP_PETSC(VecRestoreArray(y, &ya));
 }
@@ -466,6 +485,7 @@ void MpmIncrementalPotential::HessianDiagonalBlocks(std::vector<double>* blocks)
       block = P * block * P;
     }
     block += step_.grid.m[i] * Mat3::Identity();
+    if (!friction_blocks_.empty()) block += friction_blocks_[k];
   }
 }
 
@@ -531,44 +551,68 @@ void MpmIncrementalPotential::InitialGuess(Vec dv, bool with_gravity) const {
   OPTISTEP_PETSC(VecRestoreArray(dv, &a));
 }
 
-void MpmIncrementalPotential::NewGridVelocities(Vec dv, std::vector<double>* v_new) {
-  int friction = 0;
-  for (const NodeConstraint& c : constraints_) friction |= c.kind == Kind::kSlip && c.friction > 0.0;
-  MPI_Allreduce(MPI_IN_PLACE, &friction, 1, MPI_INT, MPI_MAX, domain_.comm());
+std::vector<double> MpmIncrementalPotential::NormalImpulses(Vec dv) {
   // The normal impulse per unit mass the slip constraint absorbs at each node, dv_n (m/s).
   // At the minimizer the projected gradient vanishes, so the unprojected gradient of E is
   // the constraint's impulse on the node, g_i = m_i dv_i - dt (f_i + m_i g) = dt f_c,i,
   // along n_i: the reaction to the approach, to the weight of the material above and to
   // the elastic forces alike (Gast et al. 2015 Sec. 5.2 and 6; HOT, Wang et al. 2020,
   // projects the same constraint on the grid nodes).
-  std::vector<double> normal_impulse;
-  if (friction) {
-    Vec g = CreateVector();
-    Assemble(dv, g, false);
-    // Owned nodes only: a ghost node's P2G mass is a partial sum.
-    PetscScalar* ga = nullptr;
-    OPTISTEP_PETSC(VecGetArray(g, &ga));
-    for (std::size_t k = 0; k < step_.owned_nodes.size(); ++k) {
-      const int i = step_.owned_nodes[k];
-      const NodeConstraint& c = constraints_[i];
-      const Vec3 g_i(ga[3 * k], ga[3 * k + 1], ga[3 * k + 2]);
-      // A node the material pulls away from the object (n . g_i < 0) has no friction.
-      ga[3 * k] = c.kind == Kind::kSlip && c.friction > 0.0
-                      ? std::max(0.0, c.normal.dot(g_i)) / step_.grid.m[i]
-                      : 0.0;
-    }
-    OPTISTEP_PETSC(VecRestoreArray(g, &ga));
-    {
-      const GhostedLocalView local(g);
-      normal_impulse.assign(constraints_.size(), 0.0);
-      for (std::size_t i = 0; i < constraints_.size(); ++i)
-        if (step_.local_form[i] >= 0) normal_impulse[i] = local.data()[3 * step_.local_form[i]];
-    }
-    OPTISTEP_PETSC(VecDestroy(&g));
+  std::vector<double> normal_impulse(constraints_.size(), 0.0);
+  Vec g = CreateVector();
+  Assemble(dv, g, false);
+  // Owned nodes only: a ghost node's P2G mass is a partial sum.
+  PetscScalar* ga = nullptr;
+  OPTISTEP_PETSC(VecGetArray(g, &ga));
+  for (std::size_t k = 0; k < step_.owned_nodes.size(); ++k) {
+    const int i = step_.owned_nodes[k];
+    const NodeConstraint& c = constraints_[i];
+    const Vec3 g_i(ga[3 * k], ga[3 * k + 1], ga[3 * k + 2]);
+    // A node the material pulls away from the object (n . g_i < 0) has no friction.
+    ga[3 * k] = c.kind == Kind::kSlip && c.friction > 0.0
+                    ? std::max(0.0, c.normal.dot(g_i)) / step_.grid.m[i]
+                    : 0.0;
   }
+  OPTISTEP_PETSC(VecRestoreArray(g, &ga));
+  {
+    const GhostedLocalView local(g);
+    for (std::size_t i = 0; i < constraints_.size(); ++i)
+      if (step_.local_form[i] >= 0) normal_impulse[i] = local.data()[3 * step_.local_form[i]];
+  }
+  OPTISTEP_PETSC(VecDestroy(&g));
+  return normal_impulse;
+}
+
+void MpmIncrementalPotential::SetFrictionPotential(const std::vector<double>& normal_impulse,
+                                                   double epsilon_v) {
+  friction_eps_ = epsilon_v;
+  friction_scale_.assign(constraints_.size(), 0.0);
+  for (std::size_t i = 0; i < constraints_.size(); ++i) {
+    const NodeConstraint& c = constraints_[i];
+    if (c.kind == Kind::kSlip && c.friction > 0.0)
+      friction_scale_[i] = c.friction * step_.grid.m[i] * normal_impulse[i];
+  }
+}
+
+double MpmIncrementalPotential::FrictionTerm(int i, Vec3* gradient, Mat3* hessian) const {
+  const double scale = friction_scale_[i];
+  if (!(scale > 0.0)) return 0.0;
+  const NodeConstraint& c = constraints_[i];
+  const Mat3 T = Projector(c);
+  const Vec3 rel = Eigen::Map<const Vec3>(&v_work_[3 * static_cast<std::size_t>(i)]) - c.velocity;
+  return SmoothedFriction(scale, T * rel, T, friction_eps_, gradient, hessian);
+}
+
+void MpmIncrementalPotential::NewGridVelocities(Vec dv, std::vector<double>* v_new) {
+  int friction = 0;
+  if (friction_scale_.empty())
+    for (const NodeConstraint& c : constraints_) friction |= c.kind == Kind::kSlip && c.friction > 0.0;
+  MPI_Allreduce(MPI_IN_PLACE, &friction, 1, MPI_INT, MPI_MAX, domain_.comm());
+  std::vector<double> normal_impulse;
+  if (friction) normal_impulse = NormalImpulses(dv);
   LoadVelocities(dv);
   *v_new = v_work_;
-  for (std::size_t i = 0; i < constraints_.size(); ++i) {
+  for (std::size_t i = 0; i < constraints_.size() && friction; ++i) {
     const NodeConstraint& c = constraints_[i];
     if (c.kind != Kind::kSlip || c.friction <= 0.0) continue;
     // Coulomb friction after the solve (Gast Sec. 5.2): the tangential relative velocity

@@ -65,6 +65,16 @@ class MpmIncrementalPotential : public IncrementalPotential {
   /// normal impulse per unit mass the constraint absorbs (g_i the unprojected gradient of
   /// E at dv; one more gradient evaluation when some slip node has friction).
   void NewGridVelocities(Vec dv, std::vector<double>* v_new);
+  /// Collective: per local grid node, the normal impulse per unit mass dv_n (m/s) that its
+  /// slip constraint with friction absorbs at dv, (n . g_i)^+ / m_i with g_i the unprojected
+  /// gradient of E (0 elsewhere; ghosts from their owners).
+  std::vector<double> NormalImpulses(Vec dv);
+  /// Rank-local. Friction as IPC's smoothed potential on the slip nodes (Li et al. 2020,
+  /// Sec. 5; model/SmoothedFriction.hpp) instead of after the solve: adds to E, per owned
+  /// slip node with friction mu, mu m_i dv_n,i f_0(|T (v_i + dv_i - v_obj)|) (J) with the
+  /// lagged normal impulse per unit mass dv_n (NormalImpulses, m/s) and f_0's width
+  /// epsilon_v (m/s); NewGridVelocities then applies no friction.
+  void SetFrictionPotential(const std::vector<double>& normal_impulse, double epsilon_v);
 
   /// External nodal forces f_i (N, 3 per local grid node; mpm/MpmLoads.hpp): E gains
   /// -dt sum_i f_i . dv_i over owned nodes. Rank-local; none by default.
@@ -122,6 +132,15 @@ class MpmIncrementalPotential : public IncrementalPotential {
   std::vector<int> diagonal_slot_;    // per owned node
   std::vector<double> row_values_;    // 9 per slot, column-major 3x3 blocks
   std::vector<double> inverse_blocks_;  // MF: inverse diagonal blocks for PCPBJACOBI
+  /// Friction as a potential: per local grid node mu m_i dv_n (kg m/s; empty: friction
+  /// after the solve), f_0's width (m/s), and (MF) the friction Hessian's 3x3 blocks per
+  /// owned node at the last Hessian() point.
+  std::vector<double> friction_scale_;
+  double friction_eps_ = 0.0;
+  std::vector<Mat3> friction_blocks_;
+  /// Rank-local: the friction term of local grid node i at v_work_ (energy; gradient and
+  /// Hessian added when non-null), 0 without friction there.
+  double FrictionTerm(int i, Vec3* gradient, Mat3* hessian) const;
 };
 
 }  // namespace optistep::mpm
