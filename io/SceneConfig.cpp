@@ -627,7 +627,7 @@ std::string ParsePetscOptions(const Field& f) {
 SceneConfig ParseScene(const Field& root, const std::string& path) {
   const MapView m(root, {"name", "gravity", "integrator", "discretization", "mpm", "time",
                          "bodies", "boundary_conditions", "collision_objects", "solver",
-                         "dot", "damping", "output", "petsc_options"});
+                         "dot", "damping", "xpbd", "output", "petsc_options"});
   SceneConfig scene;
   scene.path = path;
   scene.name = fs::path(path).stem().string();
@@ -682,6 +682,9 @@ SceneConfig ParseScene(const Field& root, const std::string& path) {
   scene.solver.scene_path = path;
   MapView(m.Get("damping"), {"stiffness_beta"})
       .Read("stiffness_beta", scene.damping.stiffness_beta, kNonNegative);
+  const MapView xpbd(m.Get("xpbd"), {"substeps", "iterations"});
+  xpbd.Read("substeps", scene.xpbd.substeps, kPositiveInteger);
+  xpbd.Read("iterations", scene.xpbd.iterations, kPositiveInteger);
   const MapView output(m.Get("output"), {"directory", "every", "checkpoint_every_steps",
                                          "checkpoint_every_seconds", "checkpoints_kept"});
   scene.output.directory = "out/" + scene.name;

@@ -5,6 +5,7 @@
 
 #include "core/Error.hpp"
 #include "integrators/FemBackwardEuler.hpp"
+#include "integrators/FemXpbd.hpp"
 #include "integrators/MpmBackwardEuler.hpp"
 
 namespace optistep {
@@ -23,7 +24,8 @@ namespace {
 std::unique_ptr<Integrator> CreateFemIntegrator(const SceneConfig& scene, FemModel& model, Vec x,
                                                 Vec v) {
   if (scene.integrator == "backward_euler") return std::make_unique<FemBackwardEuler>(model, x, v);
-  Unavailable(scene, "FEM", {"backward_euler"});
+  if (scene.integrator == "xpbd") return std::make_unique<FemXpbd>(model, x, v);
+  Unavailable(scene, "FEM", {"backward_euler", "xpbd"});
 }
 
 std::unique_ptr<Integrator> CreateMpmIntegrator(const SceneConfig& scene, mpm::MpmDomain& domain,

@@ -1,7 +1,7 @@
 #pragma once
 // Picks the time integrator of a scene by its `integrator:` key (docs/ARCHITECTURE.md).
-// Names: backward_euler (Gast et al. 2015: every step a minimization, for FEM and MPM).
-// XPBD and asynchronous evolution join here as further names.
+// Names: backward_euler (Gast et al. 2015: every step a minimization, for FEM and MPM);
+// xpbd (Macklin et al. 2019: substeps of XPBD, FEM only; integrators/FemXpbd.hpp).
 #include <memory>
 #include <petscvec.h>
 
