@@ -183,6 +183,13 @@ const std::vector<BadInput>& Cases() {
       {"set_unknown_key", {}, "run ok.yaml --set solvr.tau=1", 1, {"ok.yaml", "solvr"}},
       {"set_out_of_range", {}, "run ok.yaml --set time.frames=-1", 1, {"ok.yaml", "time.frames", "'-1'"}},
       {"set_not_yaml", {}, "run ok.yaml --set gravity=[0,0", 1, {"--set 'gravity=[0,0'", "not valid YAML"}},
+      // XPBD (issue 14).
+      {"xpbd_substeps_zero", {}, "run ok.yaml --set integrator=xpbd --set xpbd.substeps=0", 1,
+       {"ok.yaml", "xpbd.substeps", "an integer >= 1", "'0'"}},
+      {"xpbd_iterations_negative", {}, "run ok.yaml --set integrator=xpbd --set xpbd.iterations=-2", 1,
+       {"ok.yaml", "xpbd.iterations", "'-2'"}},
+      {"xpbd_negative_damping", {}, "run ok.yaml --set integrator=xpbd --set damping.stiffness_beta=-0.01", 1,
+       {"ok.yaml", "damping.stiffness_beta", "'-0.01'"}},
       // The scene's name is one path component of safe characters (exit 1).
       {"name_escapes_the_folder", Named("../escaped"), "run named.yaml", 1,
        {"named.yaml", "name", "../escaped"}},
