@@ -311,7 +311,7 @@ const Names kMaterialModels = {"fixed_corotated", "stable_neo_hookean", "linear"
 const Names kTerminations = {"characteristic_norm", "absolute"};
 const Names kForcings = {"gradient", "characteristic_norm", "preconditioned"};
 const Names kEmbeddings = {"linear", "quadratic"};
-const Names kDiscretizations = {"fem", "mpm"};
+const Names kDiscretizations = {"fem", "mpm", "particles"};
 const Names kDotMerges = {"average", "symmetric"};
 const Names kBoundaries = {"sticky", "slip"};
 const Names kPlasticityModels = {"none", "snow", "von_mises"};
@@ -605,6 +605,48 @@ SolverConfig ParseSolver(const Field& f, bool mpm) {
   return solver;
 }
 
+/// chains[i] (discretization: particles): a polyline of particles, see ChainConfig.
+ChainConfig ParseChain(const Field& f, std::size_t i) {
+  const MapView m(f, {"name", "points", "start", "step", "count", "mass", "masses", "pinned",
+                      "compliance", "initial_velocity"});
+  ChainConfig chain;
+  chain.name = "chain" + std::to_string(i);
+  m.Read("name", chain.name);
+  if (m.ExactlyOne({"points", "start"}) == 0) {
+    m.Restrict({"name", "points", "mass", "masses", "pinned", "compliance", "initial_velocity"},
+               "with points");
+    const std::vector<Field> items = m.Get("points").Items();
+    if (items.size() < 2) m.Get("points").Expected("a sequence of at least 2 points");
+    for (std::size_t k = 0; k < items.size(); ++k) {
+      items[k].To(chain.points.emplace_back());
+      if (k > 0 && chain.points[k] == chain.points[k - 1])
+        items[k].Error("zero-length edge: the same position as points[" + std::to_string(k - 1) +
+                       "], " + FormatVec(chain.points[k]));
+    }
+  } else {
+    Vec3 start, step;
+    int count = 0;
+    m.Require("start").To(start);
+    m.Require("step").To(step);
+    m.Require("count").To(count, Range{2.0, kInf});
+    if (step.squaredNorm() == 0.0) m.Get("step").Error("zero-length edge: expected a non-zero step");
+    for (int k = 0; k < count; ++k) chain.points.push_back(start + k * step);
+  }
+  const int n = static_cast<int>(chain.points.size());
+  const Range index{0.0, static_cast<double>(n - 1)};
+  m.Require("mass").To(chain.mass, kPositive);
+  for (const Field& item : m.Get("masses").Items()) {
+    const MapView override_mass(item, {"index", "mass"});
+    auto& [particle, mass] = chain.masses.emplace_back();
+    override_mass.Require("index").To(particle, index);
+    override_mass.Require("mass").To(mass, kPositive);
+  }
+  for (const Field& item : m.Get("pinned").Items()) item.To(chain.pinned.emplace_back(), index);
+  m.Read("compliance", chain.compliance, kNonNegative);
+  m.Read("initial_velocity", chain.initial_velocity);
+  return chain;
+}
+
 /// The top-level `dot` block (FEM only): DOT's subdomains (Li et al. 2019).
 DotConfig ParseDot(const Field& f) {
   const MapView m(f, {"subdomains_per_rank", "merge"});
@@ -627,7 +669,7 @@ std::string ParsePetscOptions(const Field& f) {
 SceneConfig ParseScene(const Field& root, const std::string& path) {
   const MapView m(root, {"name", "gravity", "integrator", "discretization", "mpm", "time",
                          "bodies", "boundary_conditions", "collision_objects", "solver",
-                         "dot", "damping", "xpbd", "output", "petsc_options"});
+                         "dot", "damping", "xpbd", "chains", "output", "petsc_options"});
   SceneConfig scene;
   scene.path = path;
   scene.name = fs::path(path).stem().string();
@@ -650,11 +692,24 @@ SceneConfig ParseScene(const Field& root, const std::string& path) {
   scene.time = ParseTime(m.Require("time"));
 
   const fs::path scene_folder = fs::path(path).parent_path();
-  const Field bodies = m.Require("bodies");
+  // Particle scenes hold chains only (issue 14); the others bodies only.
+  const bool particles = scene.discretization == "particles";
+  for (const char* key : {"bodies", "boundary_conditions", "collision_objects"})
+    if (particles && m.Has(key))
+      m.Get(key).Error(std::string("particle scenes (discretization: particles) take 'chains' "
+                                   "with 'pinned' particles, not '") + key + "'");
+  if (!particles && m.Has("chains"))
+    m.Get("chains").Error("only particle scenes (discretization: particles) take 'chains'");
+  if (particles) {
+    const Field chains = m.Require("chains");
+    scene.chains = ParseList<ChainConfig>(chains, ParseChain);
+    if (scene.chains.empty()) chains.Expected("a non-empty sequence of chains");
+  }
+  const Field bodies = particles ? m.Get("bodies") : m.Require("bodies");
   scene.bodies = ParseList<BodyConfig>(
       bodies,
       [&](const Field& item, std::size_t i) { return ParseBody(item, i, scene_folder, mpm); });
-  if (scene.bodies.empty()) bodies.Expected("a non-empty sequence of bodies");
+  if (scene.bodies.empty() && !particles) bodies.Expected("a non-empty sequence of bodies");
   Names body_names;
   for (std::size_t i = 0; i < scene.bodies.size(); ++i) {
     const std::string& name = scene.bodies[i].name;

@@ -251,6 +251,21 @@ struct MpmConfig {
   bool matrix_free = false;
 };
 
+/// A chain of point particles (discretization: particles, integrator: xpbd; Macklin et al.
+/// 2019, Sec. 6.1): a polyline of particles joined in order by distance constraints whose
+/// rest lengths are the initial distances, of compliance alpha (m/N; a spring of stiffness
+/// k has alpha = 1/k; 0 is inextensible). Positions from `points`, or `start` + i `step` for
+/// i < `count`.
+struct ChainConfig {
+  std::string name;
+  std::vector<Vec3> points;            ///< m, at least 2, no two neighbours at one place
+  double mass = 0.0;                   ///< kg per particle, > 0, required
+  std::vector<std::pair<int, double>> masses;  ///< overrides (particle index, kg > 0)
+  std::vector<int> pinned;             ///< particles held where they start
+  double compliance = 0.0;             ///< alpha, m/N, >= 0
+  Vec3 initial_velocity = Vec3::Zero();  ///< m/s, of every particle not pinned
+};
+
 /// XPBD with small steps (Macklin et al. 2019, "Small Steps in Physics Simulation"; top-level
 /// key `xpbd`, read by integrator: xpbd). Each step of the StepController (time.dt) is cut
 /// into `substeps` substeps of dt / substeps, each with `iterations` constraint passes
@@ -281,10 +296,11 @@ struct SceneConfig {
   std::string text;        ///< the file's text; with --set, the overridden tree re-emitted
   Vec3 gravity = Vec3(0.0, -9.81, 0.0);  ///< m/s^2
   std::string integrator = "backward_euler";
-  std::string discretization = "fem";  ///< fem | mpm
+  std::string discretization = "fem";  ///< fem | mpm | particles (chains, under xpbd)
   MpmConfig mpm;                       ///< read only when discretization is "mpm"
   TimeConfig time;
   std::vector<BodyConfig> bodies;
+  std::vector<ChainConfig> chains;     ///< discretization: particles only
   std::vector<BoundaryConditionConfig> boundary_conditions;
   std::vector<CollisionObjectConfig> collision_objects;
   SolverConfig solver;

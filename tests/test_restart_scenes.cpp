@@ -26,6 +26,7 @@
 #include "TestUtil.hpp"
 #include "app/FemSimulation.hpp"
 #include "app/MpmSimulation.hpp"
+#include "app/ParticleSimulation.hpp"
 #include "io/Checkpoint.hpp"
 
 namespace optistep {
@@ -53,6 +54,8 @@ const std::map<std::string, std::vector<std::string>> kSmall = {
     {"elephant_drop_xpbd",
      {"time.frames=2", "time.frame_rate=480", "time.dt=0.0010416666666666667", "xpbd.substeps=20"}},
     // CFL: 0.1 * 0.06 m / 0.53 m/s (the turning clamp's rim) = 0.011 s, 2 steps per frame.
+    // XPBD chains (issue 14): 2 steps of 100 substeps per frame.
+    {"hanging_chain", {"time.frames=2", "time.dt=0.008333333333333333"}},
     {"hot_twisting_bar", {"time.frames=2", "mpm.dx=0.06", "mpm.cfl=0.1"}},
     {"hot_twisting_bar_coarse", {"time.frames=2", "mpm.dx=0.04", "mpm.cfl=0.15"}},
     // Frames of 1/120 s, CFL 0.6 * 0.04 m / 4 m/s: 2 steps each; placed 2 cm from the wall.
@@ -73,6 +76,8 @@ SceneConfig SmallScene(const std::string& name, const std::string& dir,
 
 std::unique_ptr<Simulation> MakeSimulation(const SceneConfig& scene) {
   if (scene.discretization == "mpm") return std::make_unique<MpmSimulation>(PETSC_COMM_WORLD, scene);
+  if (scene.discretization == "particles")
+    return std::make_unique<ParticleSimulation>(PETSC_COMM_WORLD, scene);
   return std::make_unique<FemSimulation>(PETSC_COMM_WORLD, scene);
 }
 

@@ -22,11 +22,10 @@ const Phase kXpbdHaloPhase("XpbdHalo");
 }  // namespace
 
 FemXpbd::FemXpbd(FemModel& model, Vec x, Vec v)
-    : model_(model),
+    : Xpbd(model.scene().xpbd),
+      model_(model),
       x_(x),
       v_(v),
-      substeps_(model.scene().xpbd.substeps),
-      iterations_(model.scene().xpbd.iterations),
       damping_beta_(model.scene().damping.stiffness_beta) {
   const DistributedTetMesh& mesh = model_.mesh();
   OPTISTEP_PETSC(VecDuplicate(x_, &xs_));
@@ -142,8 +141,7 @@ void FemXpbd::ColorTets() {
 }
 
 std::string FemXpbd::Describe() const {
-  return "xpbd, " + std::to_string(substeps_) + " substeps x " + std::to_string(iterations_) +
-         (iterations_ == 1 ? " iteration" : " iterations") + ", Gauss-Seidel over " +
+  return DescribeSubsteps() + ", Gauss-Seidel over " +
          std::to_string(n_colors_) + " tet colors";
 }
 

@@ -47,12 +47,12 @@
 #include <vector>
 
 #include "fem/FemModel.hpp"
-#include "integrators/Integrator.hpp"
+#include "integrators/Xpbd.hpp"
 #include "integrators/KeptState.hpp"
 
 namespace optistep {
 
-class FemXpbd : public Integrator {
+class FemXpbd : public Xpbd {
  public:
   /// Collective. x (m) and v (m/s) are the model's ghosted node vectors that TryStep
   /// advances in place (the simulation owns them); colors the tets (rank 0).
@@ -61,8 +61,6 @@ class FemXpbd : public Integrator {
   FemXpbd(const FemXpbd&) = delete;
   FemXpbd& operator=(const FemXpbd&) = delete;
 
-  const char* Name() const override { return "xpbd"; }
-  std::string Method() const override { return "xpbd"; }
   /// "xpbd, 20 substeps x 1 iteration, Gauss-Seidel over 14 tet colors".
   std::string Describe() const override;
 
@@ -71,12 +69,6 @@ class FemXpbd : public Integrator {
   void KeepState() override;
   void RestoreKeptState() override;
 
-  double time() const override { return t_; }
-  long steps() const override { return steps_; }
-  void SetClock(double t, long steps) override {
-    t_ = t;
-    steps_ = steps;
-  }
 
   /// stats.csv: substeps of the step, tet colors, constraint projections of the step summed
   /// over ranks, and the largest volume change |det F - 1| over the tets after the step.
@@ -111,8 +103,6 @@ class FemXpbd : public Integrator {
   FemModel& model_;
   Vec x_;
   Vec v_;
-  int substeps_ = 1;
-  int iterations_ = 1;
   double damping_beta_ = 0.0;  ///< damping.stiffness_beta, s
 
   std::vector<TetConstraint> tets_;     ///< counted tets, by color
@@ -128,8 +118,6 @@ class FemXpbd : public Integrator {
   std::vector<double> x_prev_;          ///< local form at the substep's start
 
   KeptFemState kept_;
-  double t_ = 0.0;
-  long steps_ = 0;
   double projections_ = 0.0;
   double volume_change_ = 0.0;
 };

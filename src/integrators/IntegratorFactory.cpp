@@ -5,6 +5,7 @@
 
 #include "core/Error.hpp"
 #include "integrators/FemBackwardEuler.hpp"
+#include "integrators/ChainXpbd.hpp"
 #include "integrators/FemXpbd.hpp"
 #include "integrators/MpmBackwardEuler.hpp"
 
@@ -26,6 +27,11 @@ std::unique_ptr<Integrator> CreateFemIntegrator(const SceneConfig& scene, FemMod
   if (scene.integrator == "backward_euler") return std::make_unique<FemBackwardEuler>(model, x, v);
   if (scene.integrator == "xpbd") return std::make_unique<FemXpbd>(model, x, v);
   Unavailable(scene, "FEM", {"backward_euler", "xpbd"});
+}
+
+std::unique_ptr<Integrator> CreateParticleIntegrator(const SceneConfig& scene) {
+  if (scene.integrator == "xpbd") return std::make_unique<ChainXpbd>(scene);
+  Unavailable(scene, "particle", {"xpbd"});
 }
 
 std::unique_ptr<Integrator> CreateMpmIntegrator(const SceneConfig& scene, mpm::MpmDomain& domain,
