@@ -647,6 +647,22 @@ ChainConfig ParseChain(const Field& f, std::size_t i) {
   return chain;
 }
 
+/// cloths[i] (discretization: particles): a triangle surface's edges, see ClothConfig.
+ClothConfig ParseCloth(const Field& f, std::size_t i, const fs::path& scene_folder) {
+  const MapView m(f, {"name", "mesh", "transform", "mass", "pinned", "compliance", "initial_velocity"});
+  ClothConfig cloth;
+  cloth.name = "cloth" + std::to_string(i);
+  m.Read("name", cloth.name);
+  cloth.mesh = ReadPath(m.Require("mesh"), scene_folder);
+  cloth.transform = ParseTransform(m.Get("transform"));
+  m.Require("mass").To(cloth.mass, kPositive);
+  for (const Field& item : m.Get("pinned").Items())
+    item.To(cloth.pinned.emplace_back(), Range{0.0, kInf});
+  m.Read("compliance", cloth.compliance, kNonNegative);
+  m.Read("initial_velocity", cloth.initial_velocity);
+  return cloth;
+}
+
 /// The top-level `dot` block (FEM only): DOT's subdomains (Li et al. 2019).
 DotConfig ParseDot(const Field& f) {
   const MapView m(f, {"subdomains_per_rank", "merge"});
@@ -669,7 +685,7 @@ std::string ParsePetscOptions(const Field& f) {
 SceneConfig ParseScene(const Field& root, const std::string& path) {
   const MapView m(root, {"name", "gravity", "integrator", "discretization", "mpm", "time",
                          "bodies", "boundary_conditions", "collision_objects", "solver",
-                         "dot", "damping", "xpbd", "chains", "output", "petsc_options"});
+                         "dot", "damping", "xpbd", "chains", "cloths", "output", "petsc_options"});
   SceneConfig scene;
   scene.path = path;
   scene.name = fs::path(path).stem().string();
@@ -698,12 +714,16 @@ SceneConfig ParseScene(const Field& root, const std::string& path) {
     if (particles && m.Has(key))
       m.Get(key).Error(std::string("particle scenes (discretization: particles) take 'chains' "
                                    "with 'pinned' particles, not '") + key + "'");
-  if (!particles && m.Has("chains"))
-    m.Get("chains").Error("only particle scenes (discretization: particles) take 'chains'");
+  for (const char* key : {"chains", "cloths"})
+    if (!particles && m.Has(key))
+      m.Get(key).Error(std::string("only particle scenes (discretization: particles) take '") + key + "'");
   if (particles) {
-    const Field chains = m.Require("chains");
-    scene.chains = ParseList<ChainConfig>(chains, ParseChain);
-    if (scene.chains.empty()) chains.Expected("a non-empty sequence of chains");
+    scene.chains = ParseList<ChainConfig>(m.Get("chains"), ParseChain);
+    scene.cloths = ParseList<ClothConfig>(m.Get("cloths"), [&](const Field& item, std::size_t i) {
+      return ParseCloth(item, i, scene_folder);
+    });
+    if (scene.chains.empty() && scene.cloths.empty())
+      m.self().Error("a particle scene needs a non-empty 'chains' or 'cloths'");
   }
   const Field bodies = particles ? m.Get("bodies") : m.Require("bodies");
   scene.bodies = ParseList<BodyConfig>(

@@ -266,6 +266,21 @@ struct ChainConfig {
   Vec3 initial_velocity = Vec3::Zero();  ///< m/s, of every particle not pinned
 };
 
+/// A cloth of point particles (discretization: particles, integrator: xpbd; Macklin et al.
+/// 2019, Sec. 6.2, Fig. 5): the vertices of a triangle surface (.off or .stl,
+/// io/SurfaceMesh.hpp) placed by `transform`, each edge a distance constraint of compliance
+/// alpha (m/N; the paper's stiff springs k = 1e7 N/m have alpha = 1e-7) whose rest length is
+/// its initial length; no bending constraints.
+struct ClothConfig {
+  std::string name;
+  std::string mesh;                    ///< resolved against the scene file's folder
+  TransformConfig transform;
+  double mass = 0.0;                   ///< kg per particle, > 0, required
+  std::vector<int> pinned;             ///< vertices held where they start
+  double compliance = 0.0;             ///< alpha, m/N, >= 0
+  Vec3 initial_velocity = Vec3::Zero();
+};
+
 /// XPBD with small steps (Macklin et al. 2019, "Small Steps in Physics Simulation"; top-level
 /// key `xpbd`, read by integrator: xpbd). Each step of the StepController (time.dt) is cut
 /// into `substeps` substeps of dt / substeps, each with `iterations` constraint passes
@@ -301,6 +316,7 @@ struct SceneConfig {
   TimeConfig time;
   std::vector<BodyConfig> bodies;
   std::vector<ChainConfig> chains;     ///< discretization: particles only
+  std::vector<ClothConfig> cloths;     ///< discretization: particles only
   std::vector<BoundaryConditionConfig> boundary_conditions;
   std::vector<CollisionObjectConfig> collision_objects;
   SolverConfig solver;

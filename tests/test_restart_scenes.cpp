@@ -56,6 +56,7 @@ const std::map<std::string, std::vector<std::string>> kSmall = {
     // CFL: 0.1 * 0.06 m / 0.53 m/s (the turning clamp's rim) = 0.011 s, 2 steps per frame.
     // XPBD chains (issue 14): 2 steps of 100 substeps per frame.
     {"hanging_chain", {"time.frames=2", "time.dt=0.008333333333333333"}},
+    {"hanging_cloth", {"time.frames=2", "time.dt=0.008333333333333333"}},
     {"hot_twisting_bar", {"time.frames=2", "mpm.dx=0.06", "mpm.cfl=0.1"}},
     {"hot_twisting_bar_coarse", {"time.frames=2", "mpm.dx=0.04", "mpm.cfl=0.15"}},
     // Frames of 1/120 s, CFL 0.6 * 0.04 m / 4 m/s: 2 steps each; placed 2 cm from the wall.

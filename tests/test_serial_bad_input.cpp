@@ -212,6 +212,15 @@ const std::vector<BadInput>& Cases() {
        "run chain.yaml", 1, {"chain.yaml", "chains[0].masses[0].mass", "'-2'"}},
       {"chain_negative_compliance", ChainScene("chain.yaml", "1.0e-4", "-1.0e-4"), "run chain.yaml", 1,
        {"chain.yaml", "chains[0].compliance", "'-1.0e-4'"}},
+      {"cloth_zero_length_edge",
+       [](const fs::path& d) {
+         Write(d / "flat.off", "OFF\n4 2 0\n0 0 0\n1 0 0\n0 1 0\n0 1 0\n3 0 1 2\n3 1 3 2\n");
+         Write(d / "cloth.yaml", "discretization: particles\nintegrator: xpbd\n"
+                                 "time: {dt: 0.01, frame_rate: 50, frames: 2}\n"
+                                 "cloths:\n  - {mesh: flat.off, mass: 0.01, pinned: [0]}\n"
+                                 "output: {directory: out}\n");
+       },
+       "run cloth.yaml", 1, {"cloth.yaml", "cloths[0]", "flat.off", "edge 2-3", "zero length"}},
       {"xpbd_negative_damping", {}, "run ok.yaml --set integrator=xpbd --set damping.stiffness_beta=-0.01", 1,
        {"ok.yaml", "damping.stiffness_beta", "'-0.01'"}},
       // The scene's name is one path component of safe characters (exit 1).

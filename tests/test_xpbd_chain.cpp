@@ -10,6 +10,7 @@
 //    is the weight it carries within 1%;
 //  - configs/hanging_chain.yaml, run as a scene (discretization: particles) on these ranks,
 //    is the kernel stepped by hand (to the round-off of its rest lengths);
+//  - configs/hanging_cloth.yaml, settled, hangs its weight on its two pinned corners;
 //  - free fall is the closed form of symplectic Euler; internal constraints keep the linear
 //    momentum to round-off.
 #include <gtest/gtest.h>
@@ -63,31 +64,34 @@ TEST(XpbdChain, HangingMassStretchesByMgAlpha) {
   EXPECT_NEAR(spring.Force(0), m * 9.81, 1e-9 * m * 9.81) << "N";
 }
 
-/// The bottom particle's distance (m) from where an inextensible chain puts it (0.19 m
-/// below the top), and the top constraint's force estimate (N), in `substeps` x `iterations`
-/// per frame of 1/60 s, once the chain has settled: 10 s of kinetic damping (all velocities
-/// zeroed whenever the kinetic energy has just passed a peak: dynamic relaxation, which
-/// finds the scheme's own rest state; undamped, the heavy chain swings about it for ever),
-/// then 1 s as it stands.
-std::pair<double, double> SettledChain(double bottom_mass, int substeps, int iterations) {
-  XpbdParticles chain = HangingChain(bottom_mass);
-  const double dt_s = 1.0 / 60.0 / substeps;
-  const auto kinetic = [&] {
-    double e = 0.0;
-    for (int p = 1; p < 20; ++p) e += (p == 19 ? bottom_mass : 1.0) * chain.v()[p].squaredNorm();
-    return e;
-  };
+/// Kinetic damping (dynamic relaxation): `substeps` substeps of dt_s with `iterations` each, all velocities zeroed
+/// whenever the kinetic energy sum_p m_p |v_p|^2 has just passed a peak. It finds the
+/// scheme's own rest state, about which an undamped chain or cloth would swing for ever.
+void SettleByKineticDamping(XpbdParticles& particles, const std::vector<double>& mass, double dt_s,
+                            long substeps, int iterations) {
   double last = 0.0;
-  for (int s = 0; s < 600 * substeps; ++s) {
-    chain.Substep(dt_s, iterations);
-    const double e = kinetic();
+  for (long s = 0; s < substeps; ++s) {
+    particles.Substep(dt_s, iterations);
+    double e = 0.0;
+    for (size_t p = 0; p < mass.size(); ++p) e += mass[p] * particles.v()[p].squaredNorm();
     if (e < last) {
-      for (Vec3& v : chain.v()) v.setZero();
+      for (Vec3& v : particles.v()) v.setZero();
       last = 0.0;
     } else {
       last = e;
     }
   }
+}
+
+/// The bottom particle's distance (m) from where an inextensible chain puts it (0.19 m
+/// below the top), and the top constraint's force estimate (N), in `substeps` x `iterations`
+/// per frame of 1/60 s, once the chain has settled: 10 s of kinetic damping, then 1 s as it
+/// stands.
+std::pair<double, double> SettledChain(double bottom_mass, int substeps, int iterations) {
+  XpbdParticles chain = HangingChain(bottom_mass);
+  std::vector<double> mass(20, 1.0);
+  mass[19] = bottom_mass;
+  SettleByKineticDamping(chain, mass, 1.0 / 60.0 / substeps, 600L * substeps, iterations);
   for (int f = 0; f < 60; ++f) chain.Step(1.0 / 60.0, substeps, iterations);
   return {(chain.x()[19] - Vec3(0.0, -0.19, 0.0)).norm(), chain.Force(0)};
 }
@@ -126,6 +130,31 @@ TEST(XpbdChain, TheHangingChainSceneIsTheKernel) {
   EXPECT_LT(worst_v, 1e-6) << "m/s";
   EXPECT_NEAR(sim.time(), 0.5, 1e-15);
   EXPECT_GT(chain.MaxStrain(), 0.1) << "the heavy chain stretches";
+}
+
+TEST(XpbdChain, TheHangingClothsCornersCarryItsWeight) {
+  // configs/hanging_cloth.yaml (441 particles of 1 g, k = 1e7 N/m springs, pinned at two
+  // corners): settled by kinetic damping (as the chain above), the force estimates of the
+  // constraints at the two pins add up to the weight of the 439 free particles.
+  const SceneConfig scene = ReadSceneConfig(test::SourcePath("configs/hanging_cloth.yaml"));
+  ParticleSimulation sim(PETSC_COMM_WORLD, scene);
+  XpbdParticles& cloth = sim.chains().particles();
+  const double dt_s = 1.0 / 60.0 / 40.0;
+  SettleByKineticDamping(cloth, std::vector<double>(441, 0.001), dt_s, 3 * 60 * 40, 1);
+  for (int s = 0; s < 40; ++s) cloth.Substep(dt_s, 1);
+  Vec3 on_pins = Vec3::Zero();
+  for (size_t k = 0; k < cloth.constraints().size(); ++k) {
+    const auto& c = cloth.constraints()[k];
+    for (const auto& [pin, other] : {std::pair<int, int>{c.i, c.j}, {c.j, c.i}})
+      if (pin == 0 || pin == 20)
+        on_pins += cloth.Force(static_cast<int>(k)) * (cloth.x()[other] - cloth.x()[pin]).normalized();
+  }
+  const double weight = 439 * 0.001 * 9.81;
+  if (test::Rank() == 0)
+    std::printf("[ measured ] cloth: pins pulled by (%.6g, %.6g, %.6g) N, weight %.6g N, max strain %.3g\n",
+                on_pins[0], on_pins[1], on_pins[2], weight, cloth.MaxStrain());
+  EXPECT_NEAR(-on_pins[1], weight, 1e-3 * weight);
+  EXPECT_NEAR(on_pins[0], 0.0, 0.01 * weight) << "symmetric";
 }
 
 TEST(XpbdChain, FreeFallIsTheClosedForm) {

@@ -57,10 +57,11 @@ void PrintSummary(MPI_Comm comm, const SceneConfig& scene, ParticleSimulation& s
   MPI_Comm_size(comm, &size);
   PetscPrintf(comm,
               "optistep %s: particle scene '%s' (%s) on %d rank%s (every rank steps every particle)\n"
-              "  %zu chain%s, %lld particles\n"
+              "  %zu chain%s, %zu cloth%s, %lld particles\n"
               "  dt %.6g s, frame dt %.6g s, %d frames, integrator %s\n",
               OPTISTEP_VERSION, scene.name.c_str(), scene.path.c_str(), size, size == 1 ? "" : "s",
-              scene.chains.size(), scene.chains.size() == 1 ? "" : "s",
+              scene.chains.size(), scene.chains.size() == 1 ? "" : "s", scene.cloths.size(),
+              scene.cloths.size() == 1 ? "" : "s",
               static_cast<long long>(sim.particle_count()), scene.time.dt, scene.time.frame_dt,
               scene.time.frames, sim.integrator().Describe().c_str());
 }

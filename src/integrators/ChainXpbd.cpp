@@ -1,11 +1,18 @@
 #include "integrators/ChainXpbd.hpp"
 
+#include <algorithm>
+#include <array>
 #include <cmath>
+#include <string>
+#include <utility>
+
+#include "core/Error.hpp"
+#include "io/SurfaceMesh.hpp"
 
 namespace optistep {
 
 ChainXpbd::ChainXpbd(const SceneConfig& scene)
-    : Xpbd(scene.xpbd), n_chains_(scene.chains.size()) {
+    : Xpbd(scene.xpbd), n_chains_(scene.chains.size()), n_cloths_(scene.cloths.size()) {
   std::vector<Vec3> x, v;
   std::vector<double> w;
   std::vector<XpbdParticles::Constraint> constraints;
@@ -25,6 +32,39 @@ ChainXpbd::ChainXpbd(const SceneConfig& scene)
                                chain.compliance});
     }
   }
+  for (size_t c = 0; c < scene.cloths.size(); ++c) {
+    const ClothConfig& cloth = scene.cloths[c];
+    const std::string where = scene.path + ": cloths[" + std::to_string(c) + "] ('" + cloth.name + "', " + cloth.mesh + ")";
+    const TriangleSurface surface = ReadSurfaceMesh(cloth.mesh);
+    const int first = static_cast<int>(x.size());
+    const int n = static_cast<int>(surface.vertices.size());
+    std::vector<char> pinned(n, 0);
+    for (int vertex : cloth.pinned) {
+      if (vertex >= n)
+        throw InputError(where + ": pinned: vertex " + std::to_string(vertex) + " of " +
+                         std::to_string(n));
+      pinned[vertex] = 1;
+    }
+    for (int k = 0; k < n; ++k) {
+      x.push_back(cloth.transform.Apply(surface.vertices[k]));
+      v.push_back(pinned[k] ? Vec3::Zero() : cloth.initial_velocity);
+      w.push_back(pinned[k] ? 0.0 : 1.0 / cloth.mass);
+    }
+    // Each edge once, in (lower, higher) vertex order: the Gauss-Seidel order.
+    std::vector<std::pair<int, int>> edges;
+    for (const auto& t : surface.triangles)
+      for (int a = 0; a < 3; ++a)
+        edges.emplace_back(std::min(t[a], t[(a + 1) % 3]), std::max(t[a], t[(a + 1) % 3]));
+    std::sort(edges.begin(), edges.end());
+    edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
+    for (const auto& [i, j] : edges) {
+      const double rest = (x[first + i] - x[first + j]).norm();
+      if (!(rest > 0.0))
+        throw InputError(where + ": edge " + std::to_string(i) + "-" + std::to_string(j) +
+                         " has zero length");
+      constraints.push_back({first + i, first + j, rest, cloth.compliance});
+    }
+  }
   particles_ = std::make_unique<XpbdParticles>(x, w, constraints, scene.gravity,
                                                scene.damping.stiffness_beta);
   particles_->v() = v;
@@ -32,8 +72,10 @@ ChainXpbd::ChainXpbd(const SceneConfig& scene)
 
 std::string ChainXpbd::Describe() const {
   return DescribeSubsteps() + ", " + std::to_string(n_chains_) +
-         (n_chains_ == 1 ? " chain, " : " chains, ") + std::to_string(particles_->x().size()) +
-         " particles, Gauss-Seidel in chain order";
+         (n_chains_ == 1 ? " chain, " : " chains, ") + std::to_string(n_cloths_) +
+         (n_cloths_ == 1 ? " cloth, " : " cloths, ") + std::to_string(particles_->x().size()) +
+         " particles, " + std::to_string(particles_->constraints().size()) +
+         " distance constraints, Gauss-Seidel in scene order";
 }
 
 SolveReport ChainXpbd::TryStep(double dt) {

@@ -1,8 +1,9 @@
 #pragma once
-// XPBD with small steps on the chains of a particle scene (discretization: particles,
+// XPBD with small steps on the chains and cloths of a particle scene (discretization: particles,
 // integrator: xpbd; Macklin et al. 2019, Alg. 1): one StepController step of dt is
 // xpbd.substeps substeps of dt / n with xpbd.iterations Gauss-Seidel passes each, over
-// the chains' distance constraints in scene order (integrators/XpbdParticles.hpp). Every
+// the distance constraints in scene order (chains' links in chain order, then each cloth's
+// edges by vertex pair) (integrators/XpbdParticles.hpp). Every
 // rank steps all particles alike (a chain lives whole on each rank), so results do not
 // depend on the rank count. Only x and v cross steps.
 #include <memory>
@@ -17,8 +18,9 @@ namespace optistep {
 
 class ChainXpbd : public Xpbd {
  public:
-  /// The particles of scene.chains, concatenated in scene order, at rest where they start
-  /// (initial velocities from the scene; pinned particles have zero inverse mass).
+  /// The particles of scene.chains, then of scene.cloths (each cloth's surface read by every
+  /// rank), at their initial velocities; pinned particles have zero inverse mass. InputError
+  /// naming the cloth for a pinned vertex out of range or a zero-length edge.
   explicit ChainXpbd(const SceneConfig& scene);
 
   /// "xpbd, 100 substeps x 1 iteration, 2 chains, 40 particles, Gauss-Seidel in chain order".
@@ -40,6 +42,7 @@ class ChainXpbd : public Xpbd {
  private:
   std::unique_ptr<XpbdParticles> particles_;
   size_t n_chains_ = 0;
+  size_t n_cloths_ = 0;
   std::vector<Vec3> x_kept_, v_kept_;
   double t_kept_ = 0.0;
   long steps_kept_ = 0;
