@@ -313,7 +313,7 @@ const Names kMaterialModels = {"fixed_corotated", "stable_neo_hookean", "linear"
 const Names kTerminations = {"characteristic_norm", "absolute"};
 const Names kForcings = {"gradient", "characteristic_norm", "preconditioned"};
 const Names kEmbeddings = {"linear", "quadratic"};
-const Names kDiscretizations = {"fem", "mpm"};
+const Names kDiscretizations = {"fem", "mpm", "particles"};
 const Names kDotMerges = {"average", "symmetric"};
 const Names kFrictionModels = {"after_solve", "potential"};
 const Names kHessianProjections = {"element", "none"};
@@ -802,6 +802,64 @@ SolverConfig ParseSolver(const Field& f, bool mpm) {
   return solver;
 }
 
+/// chains[i] (discretization: particles): a polyline of particles, see ChainConfig.
+ChainConfig ParseChain(const Field& f, std::size_t i) {
+  const MapView m(f, {"name", "points", "start", "step", "count", "mass", "masses", "pinned",
+                      "compliance", "initial_velocity"});
+  ChainConfig chain;
+  chain.name = "chain" + std::to_string(i);
+  m.Read("name", chain.name);
+  if (m.ExactlyOne({"points", "start"}) == 0) {
+    m.Restrict({"name", "points", "mass", "masses", "pinned", "compliance", "initial_velocity"},
+               "with points");
+    const std::vector<Field> items = m.Get("points").Items();
+    if (items.size() < 2) m.Get("points").Expected("a sequence of at least 2 points");
+    for (std::size_t k = 0; k < items.size(); ++k) {
+      items[k].To(chain.points.emplace_back());
+      if (k > 0 && chain.points[k] == chain.points[k - 1])
+        items[k].Error("zero-length edge: the same position as points[" + std::to_string(k - 1) +
+                       "], " + FormatVec(chain.points[k]));
+    }
+  } else {
+    Vec3 start, step;
+    int count = 0;
+    m.Require("start").To(start);
+    m.Require("step").To(step);
+    m.Require("count").To(count, Range{2.0, kInf});
+    if (step.squaredNorm() == 0.0) m.Get("step").Error("zero-length edge: expected a non-zero step");
+    for (int k = 0; k < count; ++k) chain.points.push_back(start + k * step);
+  }
+  const int n = static_cast<int>(chain.points.size());
+  const Range index{0.0, static_cast<double>(n - 1)};
+  m.Require("mass").To(chain.mass, kPositive);
+  for (const Field& item : m.Get("masses").Items()) {
+    const MapView override_mass(item, {"index", "mass"});
+    auto& [particle, mass] = chain.masses.emplace_back();
+    override_mass.Require("index").To(particle, index);
+    override_mass.Require("mass").To(mass, kPositive);
+  }
+  for (const Field& item : m.Get("pinned").Items()) item.To(chain.pinned.emplace_back(), index);
+  m.Read("compliance", chain.compliance, kNonNegative);
+  m.Read("initial_velocity", chain.initial_velocity);
+  return chain;
+}
+
+/// cloths[i] (discretization: particles): a triangle surface's edges, see ClothConfig.
+ClothConfig ParseCloth(const Field& f, std::size_t i, const fs::path& scene_folder) {
+  const MapView m(f, {"name", "mesh", "transform", "mass", "pinned", "compliance", "initial_velocity"});
+  ClothConfig cloth;
+  cloth.name = "cloth" + std::to_string(i);
+  m.Read("name", cloth.name);
+  cloth.mesh = ReadPath(m.Require("mesh"), scene_folder);
+  cloth.transform = ParseTransform(m.Get("transform"));
+  m.Require("mass").To(cloth.mass, kPositive);
+  for (const Field& item : m.Get("pinned").Items())
+    item.To(cloth.pinned.emplace_back(), Range{0.0, kInf});
+  m.Read("compliance", cloth.compliance, kNonNegative);
+  m.Read("initial_velocity", cloth.initial_velocity);
+  return cloth;
+}
+
 /// The top-level `dot` block (FEM only): DOT's subdomains (Li et al. 2019).
 DotConfig ParseDot(const Field& f) {
   const MapView m(f, {"subdomains_per_rank", "merge"});
@@ -824,8 +882,8 @@ std::string ParsePetscOptions(const Field& f) {
 SceneConfig ParseScene(const Field& root, const std::string& path) {
   const MapView m(root, {"name", "gravity", "integrator", "discretization", "mpm", "time",
                          "bodies", "boundary_conditions", "collision_objects", "solver",
-                         "dot", "damping", "friction", "quasi_static", "output", "petsc_options",
-                         "time_functions", "loads", "gravity_time_function"});
+                         "dot", "damping", "friction", "quasi_static", "xpbd", "chains", "cloths",
+                         "output", "petsc_options", "time_functions", "loads", "gravity_time_function"});
   SceneConfig scene;
   scene.path = path;
   scene.name = fs::path(path).stem().string();
@@ -848,11 +906,28 @@ SceneConfig ParseScene(const Field& root, const std::string& path) {
   scene.time = ParseTime(m.Require("time"));
 
   const fs::path scene_folder = fs::path(path).parent_path();
-  const Field bodies = m.Require("bodies");
+  // Particle scenes hold chains only (issue 14); the others bodies only.
+  const bool particles = scene.discretization == "particles";
+  for (const char* key : {"bodies", "boundary_conditions", "collision_objects"})
+    if (particles && m.Has(key))
+      m.Get(key).Error(std::string("particle scenes (discretization: particles) take 'chains' "
+                                   "with 'pinned' particles, not '") + key + "'");
+  for (const char* key : {"chains", "cloths"})
+    if (!particles && m.Has(key))
+      m.Get(key).Error(std::string("only particle scenes (discretization: particles) take '") + key + "'");
+  if (particles) {
+    scene.chains = ParseList<ChainConfig>(m.Get("chains"), ParseChain);
+    scene.cloths = ParseList<ClothConfig>(m.Get("cloths"), [&](const Field& item, std::size_t i) {
+      return ParseCloth(item, i, scene_folder);
+    });
+    if (scene.chains.empty() && scene.cloths.empty())
+      m.self().Error("a particle scene needs a non-empty 'chains' or 'cloths'");
+  }
+  const Field bodies = particles ? m.Get("bodies") : m.Require("bodies");
   scene.bodies = ParseList<BodyConfig>(
       bodies,
       [&](const Field& item, std::size_t i) { return ParseBody(item, i, scene_folder, mpm); });
-  if (scene.bodies.empty()) bodies.Expected("a non-empty sequence of bodies");
+  if (scene.bodies.empty() && !particles) bodies.Expected("a non-empty sequence of bodies");
   Names body_names;
   for (std::size_t i = 0; i < scene.bodies.size(); ++i) {
     const std::string& name = scene.bodies[i].name;
@@ -894,6 +969,9 @@ SceneConfig ParseScene(const Field& root, const std::string& path) {
   quasi_static.Read("ramp", scene.quasi_static.ramp);
   quasi_static.Read("ramp_time", scene.quasi_static.ramp_time, kPositive);
   quasi_static.Read("tolerance", scene.quasi_static.tolerance, kPositive);
+  const MapView xpbd(m.Get("xpbd"), {"substeps", "iterations"});
+  xpbd.Read("substeps", scene.xpbd.substeps, kPositiveInteger);
+  xpbd.Read("iterations", scene.xpbd.iterations, kPositiveInteger);
   const MapView output(m.Get("output"), {"directory", "every", "checkpoint_every_steps",
                                          "checkpoint_every_seconds", "checkpoints_kept"});
   scene.output.directory = "out/" + scene.name;

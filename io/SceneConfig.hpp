@@ -330,6 +330,47 @@ struct MpmConfig {
   bool matrix_free = false;
 };
 
+/// A chain of point particles (discretization: particles, integrator: xpbd; Macklin et al.
+/// 2019, Sec. 6.1): a polyline of particles joined in order by distance constraints whose
+/// rest lengths are the initial distances, of compliance alpha (m/N; a spring of stiffness
+/// k has alpha = 1/k; 0 is inextensible). Positions from `points`, or `start` + i `step` for
+/// i < `count`.
+struct ChainConfig {
+  std::string name;
+  std::vector<Vec3> points;            ///< m, at least 2, no two neighbours at one place
+  double mass = 0.0;                   ///< kg per particle, > 0, required
+  std::vector<std::pair<int, double>> masses;  ///< overrides (particle index, kg > 0)
+  std::vector<int> pinned;             ///< particles held where they start
+  double compliance = 0.0;             ///< alpha, m/N, >= 0
+  Vec3 initial_velocity = Vec3::Zero();  ///< m/s, of every particle not pinned
+};
+
+/// A cloth of point particles (discretization: particles, integrator: xpbd; Macklin et al.
+/// 2019, Sec. 6.2, Fig. 5): the vertices of a triangle surface (.off or .stl,
+/// io/SurfaceMesh.hpp) placed by `transform`, each edge a distance constraint of compliance
+/// alpha (m/N; the paper's stiff springs k = 1e7 N/m have alpha = 1e-7) whose rest length is
+/// its initial length; no bending constraints.
+struct ClothConfig {
+  std::string name;
+  std::string mesh;                    ///< resolved against the scene file's folder
+  TransformConfig transform;
+  double mass = 0.0;                   ///< kg per particle, > 0, required
+  std::vector<int> pinned;             ///< vertices held where they start
+  double compliance = 0.0;             ///< alpha, m/N, >= 0
+  Vec3 initial_velocity = Vec3::Zero();
+};
+
+/// XPBD with small steps (Macklin et al. 2019, "Small Steps in Physics Simulation"; top-level
+/// key `xpbd`, read by integrator: xpbd). Each step of the StepController (time.dt) is cut
+/// into `substeps` substeps of dt / substeps, each with `iterations` constraint passes
+/// (Alg. 1: one pass per substep).
+struct XpbdConfig {
+  /// n, integer >= 1. The paper fixes no count (its studies run 1 to 100); ours: 20.
+  int substeps = 20;
+  /// Constraint passes per substep, integer >= 1: 1 (the paper's Alg. 1 and Sec. 3).
+  int iterations = 1;
+};
+
 struct OutputConfig {
   std::string directory;  ///< relative to the working directory; default "out/<name>"
   int every = 1;          ///< write every N-th frame (frame 0 always)
@@ -385,10 +426,12 @@ struct SceneConfig {
   std::string text;        ///< the file's text; with --set, the overridden tree re-emitted
   Vec3 gravity = Vec3(0.0, -9.81, 0.0);  ///< m/s^2
   std::string integrator = "backward_euler";
-  std::string discretization = "fem";  ///< fem | mpm
+  std::string discretization = "fem";  ///< fem | mpm | particles (chains, under xpbd)
   MpmConfig mpm;                       ///< read only when discretization is "mpm"
   TimeConfig time;
   std::vector<BodyConfig> bodies;
+  std::vector<ChainConfig> chains;     ///< discretization: particles only
+  std::vector<ClothConfig> cloths;     ///< discretization: particles only
   std::vector<BoundaryConditionConfig> boundary_conditions;
   std::vector<CollisionObjectConfig> collision_objects;
   /// Loads and the time functions that scale them and gravity (tau = 1 unless
@@ -399,6 +442,7 @@ struct SceneConfig {
   DampingConfig damping;
   FrictionConfig friction;
   QuasiStaticConfig quasi_static;
+  XpbdConfig xpbd;
   OutputConfig output;
   /// PETSc options from the scene ("-newton_ksp_type cg ..."), inserted before the
   /// command line's so that the command line wins.

@@ -107,17 +107,31 @@ std::string XdmfTimeSeries::FramePath(int frame) const {
 }
 
 void XdmfTimeSeries::SetTetMesh(const DistributedArray<int64_t>& tets, int64_t num_nodes) {
-  if (tets.columns != 4 || num_nodes < 0)
+  SetCellMesh(kMeshTets, "Tetrahedron", tets, num_nodes);
+}
+
+void XdmfTimeSeries::SetPolylineMesh(const DistributedArray<int64_t>& segments, int64_t num_nodes) {
+  SetCellMesh("segments", "Polyline", segments, num_nodes);
+}
+
+void XdmfTimeSeries::SetCellMesh(const char* dataset, const char* topology,
+                                 const DistributedArray<int64_t>& cells, int64_t num_nodes) {
+  const int nodes_per_cell = std::string(topology) == "Polyline" ? 2 : 4;
+  if (cells.columns != nodes_per_cell || num_nodes < 0)
     throw std::runtime_error(
-        "XdmfTimeSeries::SetTetMesh: expected tets of 4 node ids and a "
+        std::string("XdmfTimeSeries::Set") + (nodes_per_cell == 2 ? "PolylineMesh" : "TetMesh") +
+        ": expected cells of " + std::to_string(nodes_per_cell) + " node ids and a "
         "non-negative node count, got " +
-        std::to_string(tets.columns) + " columns and " + std::to_string(num_nodes) + " nodes");
+        std::to_string(cells.columns) + " columns and " + std::to_string(num_nodes) + " nodes");
   Hdf5File mesh = Hdf5File::Create(comm_, (fs::path(directory_) / (name_ + "_mesh.h5")).string());
-  mesh.WriteArray(kMeshTets, tets);
-  mesh.WriteAttribute(kMeshTets, "num_nodes", num_nodes);
+  mesh.WriteArray(dataset, cells);
+  mesh.WriteAttribute(dataset, "num_nodes", num_nodes);
   mesh.Close();
-  num_tets_ = tets.global_rows;
+  num_tets_ = cells.global_rows;
   num_nodes_ = num_nodes;
+  cell_dataset_ = dataset;
+  cell_topology_ = topology;
+  nodes_per_cell_ = nodes_per_cell;
 }
 
 void XdmfTimeSeries::WriteFrame(int frame, double time, const DistributedArray<double>& positions,
@@ -193,9 +207,11 @@ void XdmfTimeSeries::WriteXdmf() const {
       out << "      <Grid Name=\"" << XmlEscaped(FrameStem(frame)) << "\" GridType=\"Uniform\">\n"
           << "        <Time Value=\"" << ExactText(record.time) << "\"/>\n";
       if (num_tets_ >= 0) {
-        out << "        <Topology TopologyType=\"Tetrahedron\" NumberOfElements=\""
-            << record.num_cells << "\">\n";
-        WriteDataItem(out, record.num_cells, 4, "Int", name_ + "_mesh.h5:/" + kMeshTets);
+        out << "        <Topology TopologyType=\"" << cell_topology_ << "\" NumberOfElements=\""
+            << record.num_cells << "\"" << (nodes_per_cell_ == 2 ? " NodesPerElement=\"2\"" : "")
+            << ">\n";
+        WriteDataItem(out, record.num_cells, nodes_per_cell_, "Int",
+                      name_ + "_mesh.h5:/" + cell_dataset_);
       } else {
         out << "        <Topology TopologyType=\"Polyvertex\" NumberOfElements=\""
             << record.num_points << "\" NodesPerElement=\"1\">\n";

@@ -3,7 +3,8 @@
 //
 // Layout under <directory>:
 //   <name>.xdmf                 Temporal Collection of every frame written so far
-//   <name>_mesh.h5              "tets" (num_tets x 4, int64, 0-based node ids), if a tet mesh
+//   <name>_mesh.h5              "tets" (num_tets x 4, int64, 0-based node ids), if a tet mesh,
+//                               or "segments" (num_segments x 2), if polylines
 //   frames/<name>_000042.h5     "positions" (num_points x 3, m), one dataset per field,
 //                               root attributes "time" (s) and "frame"; point clouds also
 //                               "point_ids" (0..num_points-1, the Polyvertex connectivity)
@@ -41,6 +42,10 @@ class XdmfTimeSeries {
   /// Writes <name>_mesh.h5: tets is (num_tets x 4) 0-based global node ids; num_nodes is the
   /// number of rows every frame's positions will have.
   void SetTetMesh(const DistributedArray<int64_t>& tets, int64_t num_nodes);
+  /// The same for polylines (chains of particles): <name>_mesh.h5 holds "segments"
+  /// (num_segments x 2, 0-based node ids), shown as an XDMF Polyline topology of 2 nodes per
+  /// element; cell-centered fields are per segment.
+  void SetPolylineMesh(const DistributedArray<int64_t>& segments, int64_t num_nodes);
 
   /// Writes frames/<name>_<frame, 6 digits>.h5 with positions (num_points x 3) and the
   /// fields, then rank 0 rewrites <name>.xdmf atomically (<name>.xdmf.tmp, then rename).
@@ -75,11 +80,16 @@ class XdmfTimeSeries {
   };
   std::string FrameStem(int frame) const;  ///< <name>_<frame, 6 digits>
   void WriteXdmf() const;
+  void SetCellMesh(const char* dataset, const char* topology, const DistributedArray<int64_t>& cells,
+                   int64_t num_nodes);
 
   MPI_Comm comm_;
   std::string directory_;
   std::string name_;
-  int64_t num_tets_ = -1;  ///< -1: point cloud
+  int64_t num_tets_ = -1;  ///< cells of the mesh (tets or segments); -1: point cloud
+  std::string cell_dataset_ = "tets";
+  std::string cell_topology_ = "Tetrahedron";
+  int nodes_per_cell_ = 4;
   int64_t num_nodes_ = 0;
   std::map<int, FrameRecord> frames_;
   std::vector<FieldLayout> latest_fields_;

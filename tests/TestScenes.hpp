@@ -87,6 +87,33 @@ inline SceneConfig MakeScene(const std::string& path, const std::string& yaml,
   return ReadSceneConfig(path, overrides);
 }
 
+/// DOT's twist test shape: a 4 x 1 x 1 m bar (8 x 2 x 2 hexes) of FCR, rotated in opposite
+/// senses at both ends by Dirichlet conditions, under gravity, on a ground with friction; 4
+/// frames of 0.05 s in steps of 0.025 s. Written to a temporary folder named after tag;
+/// overrides as --set gives them.
+inline SceneConfig TwistedBarScene(const std::string& tag,
+                                   const std::vector<std::string>& overrides = {}) {
+  const std::string dir = SharedTempDir(tag);
+  WriteBoxMesh(dir + "/bar", 8, 2, 2, Vec3(4.0, 1.0, 1.0));
+  return MakeScene(dir + "/twist.yaml", R"(
+time: {dt: 0.025, frame_dt: 0.05, frames: 4}
+gravity: [0, -9.81, 0]
+bodies:
+  - mesh: bar.node
+    material: {E: 1.0e5, nu: 0.4, density: 1000}
+    transform: {translate: [0, 0.2, 0]}
+boundary_conditions:
+  - select: {axis: x, end: min, within: 0.01}
+    motion: [{rotate: {axis: [1, 0, 0], angular_velocity: -3.0}}]
+  - select: {axis: x, end: max, within: 0.01}
+    motion: [{rotate: {axis: [1, 0, 0], angular_velocity: 3.0}}]
+collision_objects:
+  - {type: half_space, point: [0, 0, 0], normal: [0, 1, 0], friction: 0.3}
+solver: {cn_epsilon: 1.0e-9}
+)",
+                   overrides);
+}
+
 /// The text of a valid FEM scene for the suites that run the executable: the mesh box.node
 /// beside the scene file (WriteBoxMesh), 2 frames of one 0.05 s step over a floor, output in
 /// out/ (relative to where the run starts); with `replace` for the first `find` if given.

@@ -138,6 +138,19 @@ output: {directory: out}
 )";
 
 /// The lock file of a run of this process, as optistep writes it.
+/// A particle scene (issue 14) with `find` replaced by `replace`, written as `file`.
+Setup ChainScene(const std::string& file, const std::string& find, const std::string& replace) {
+  std::string text = R"(discretization: particles
+integrator: xpbd
+time: {dt: 0.01, frame_rate: 50, frames: 2}
+chains:
+  - {points: [[0, 0, 0], [0, -0.1, 0], [0, -0.2, 0]], mass: 1, pinned: [0], compliance: 1.0e-4}
+output: {directory: out}
+)";
+  text.replace(text.find(find), find.size(), replace);
+  return [=](const fs::path& dir) { Write(dir / file, text); };
+}
+
 std::string LockText() {
   char host[256] = {0};
   gethostname(host, sizeof host - 1);
@@ -275,6 +288,39 @@ const std::vector<BadInput>& Cases() {
       {"set_unknown_key", {}, "run ok.yaml --set solvr.tau=1", 1, {"ok.yaml", "solvr"}},
       {"set_out_of_range", {}, "run ok.yaml --set time.frames=-1", 1, {"ok.yaml", "time.frames", "'-1'"}},
       {"set_not_yaml", {}, "run ok.yaml --set gravity=[0,0", 1, {"--set 'gravity=[0,0'", "not valid YAML"}},
+      // XPBD (issue 14).
+      {"xpbd_substeps_zero", {}, "run ok.yaml --set integrator=xpbd --set xpbd.substeps=0", 1,
+       {"ok.yaml", "xpbd.substeps", "an integer >= 1", "'0'"}},
+      {"xpbd_iterations_negative", {}, "run ok.yaml --set integrator=xpbd --set xpbd.iterations=-2", 1,
+       {"ok.yaml", "xpbd.iterations", "'-2'"}},
+      {"chain_zero_length_edge", ChainScene("chain.yaml", "[0, -0.1, 0]", "[0, 0, 0]"), "run chain.yaml", 1,
+       {"chain.yaml", "chains[0].points[1]", "zero-length edge"}},
+      {"chain_zero_step", ChainScene("chain.yaml", "points: [[0, 0, 0], [0, -0.1, 0], [0, -0.2, 0]]",
+                                     "start: [0, 0, 0], step: [0, 0, 0], count: 3"),
+       "run chain.yaml", 1, {"chain.yaml", "chains[0].step", "zero-length edge"}},
+      {"chain_zero_mass", ChainScene("chain.yaml", "mass: 1", "mass: 0"), "run chain.yaml", 1,
+       {"chain.yaml", "chains[0].mass", "a positive number", "'0'"}},
+      {"chain_negative_particle_mass", ChainScene("chain.yaml", "pinned:", "masses: [{index: 2, mass: -2}], pinned:"),
+       "run chain.yaml", 1, {"chain.yaml", "chains[0].masses[0].mass", "'-2'"}},
+      {"chain_negative_compliance", ChainScene("chain.yaml", "1.0e-4", "-1.0e-4"), "run chain.yaml", 1,
+       {"chain.yaml", "chains[0].compliance", "'-1.0e-4'"}},
+      {"cloth_zero_length_edge",
+       [](const fs::path& d) {
+         Write(d / "flat.off", "OFF\n4 2 0\n0 0 0\n1 0 0\n0 1 0\n0 1 0\n3 0 1 2\n3 1 3 2\n");
+         Write(d / "cloth.yaml", "discretization: particles\nintegrator: xpbd\n"
+                                 "time: {dt: 0.01, frame_rate: 50, frames: 2}\n"
+                                 "cloths:\n  - {mesh: flat.off, mass: 0.01, pinned: [0]}\n"
+                                 "output: {directory: out}\n");
+       },
+       "run cloth.yaml", 1, {"cloth.yaml", "cloths[0]", "flat.off", "edge 2-3", "zero length"}},
+      {"xpbd_negative_damping", {}, "run ok.yaml --set integrator=xpbd --set damping.stiffness_beta=-0.01", 1,
+       {"ok.yaml", "damping.stiffness_beta", "'-0.01'"}},
+      {"xpbd_with_loads",
+       Scene("xload.yaml", "output:",
+             "integrator: xpbd\nloads: [{type: body_force, acceleration: [1, 0, 0]}]\noutput:"),
+       "run xload.yaml", 1, {"xload.yaml", "loads", "not available with integrator: xpbd"}},
+      {"xpbd_with_friction_potential", {}, "run ok.yaml --set integrator=xpbd --set friction.model=potential", 1,
+       {"ok.yaml", "friction.model", "'potential'", "integrator: xpbd"}},
       // The scene's name is one path component of safe characters (exit 1).
       {"name_escapes_the_folder", Named("../escaped"), "run named.yaml", 1,
        {"named.yaml", "name", "../escaped"}},

@@ -646,7 +646,7 @@ TEST_F(SceneConfigTest, BadMpmInputsNameFileAndKey) {
        {"dot.subdomains_per_rank: expected an integer >= 1, got '0'"}},
       {"unknown merge", fem + "dot: {merge: sum}\n", {"dot.merge: expected one of average, symmetric, got 'sum'"}},
       {"unknown discretization", fem + "discretization: sph\n",
-       {"discretization: expected one of fem, mpm, got 'sph'"}},
+       {"discretization: expected one of fem, mpm, particles, got 'sph'"}},
       {"no mpm block", "discretization: mpm\n" + fem, {"mpm: required key is missing"}},
       {"missing mpm.dx", "discretization: mpm\nmpm: {ppc: 8}\n" + fem,
        {"mpm.dx: required key is missing"}},

@@ -22,6 +22,7 @@
 #include "app/CommandLine.hpp"
 #include "app/FemSimulation.hpp"
 #include "app/MpmSimulation.hpp"
+#include "app/ParticleSimulation.hpp"
 #include "core/Error.hpp"
 #include "core/Phases.hpp"
 #include "io/Hdf5File.hpp"
@@ -49,6 +50,20 @@ void PrintSummary(MPI_Comm comm, const SceneConfig& scene, FemSimulation& sim) {
               scene.time.dt, scene.time.frame_dt, scene.time.frames,
               sim.integrator().Describe().c_str(),
               static_cast<long long>(q.edge_cut), q.node_imbalance, q.ghost_ratio);
+}
+
+void PrintSummary(MPI_Comm comm, const SceneConfig& scene, ParticleSimulation& sim) {
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  PetscPrintf(comm,
+              "optistep %s: particle scene '%s' (%s) on %d rank%s (every rank steps every particle)\n"
+              "  %zu chain%s, %zu cloth%s, %lld particles\n"
+              "  dt %.6g s, frame dt %.6g s, %d frames, integrator %s\n",
+              OPTISTEP_VERSION, scene.name.c_str(), scene.path.c_str(), size, size == 1 ? "" : "s",
+              scene.chains.size(), scene.chains.size() == 1 ? "" : "s", scene.cloths.size(),
+              scene.cloths.size() == 1 ? "" : "s",
+              static_cast<long long>(sim.particle_count()), scene.time.dt, scene.time.frame_dt,
+              scene.time.frames, sim.integrator().Describe().c_str());
 }
 
 void PrintSummary(MPI_Comm comm, const SceneConfig& scene, MpmSimulation& sim) {
@@ -111,6 +126,9 @@ int RunCommand(const CommandLine& cl) {
   MPI_Comm comm = PETSC_COMM_WORLD;
   const SceneConfig scene = ReadSceneConfig(cl.scene, cl.overrides);
   InsertScenePetscOptions(scene.petsc_options);
+  if (cl.command == "partition" && scene.discretization == "particles")
+    throw InputError(scene.path + ": optistep partition reports tet-mesh partitions; the chains "
+                     "of a particle scene are not partitioned (every rank steps all of them)");
   if (cl.command == "partition" && scene.discretization == "mpm")
     throw InputError(scene.path + ": optistep partition reports tet-mesh partitions; MPM grids "
                      "are partitioned at run time (see the per-step imbalance)");
@@ -136,6 +154,12 @@ int RunCommand(const CommandLine& cl) {
   if (scene.discretization == "mpm") {
     ProbeOptions<MpmSimulation>(comm, scene, cl);
     MpmSimulation sim(comm, scene);
+    PrintSummary(comm, scene, sim);
+    return CheckOrRun(comm, scene, cl, sim);
+  }
+  if (scene.discretization == "particles") {
+    ProbeOptions<ParticleSimulation>(comm, scene, cl);
+    ParticleSimulation sim(comm, scene);
     PrintSummary(comm, scene, sim);
     return CheckOrRun(comm, scene, cl, sim);
   }

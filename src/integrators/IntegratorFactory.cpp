@@ -6,6 +6,8 @@
 #include "core/Error.hpp"
 #include "integrators/FemBackwardEuler.hpp"
 #include "integrators/FemQuasiStatic.hpp"
+#include "integrators/ChainXpbd.hpp"
+#include "integrators/FemXpbd.hpp"
 #include "integrators/MpmBackwardEuler.hpp"
 
 namespace optistep {
@@ -25,7 +27,13 @@ std::unique_ptr<Integrator> CreateFemIntegrator(const SceneConfig& scene, FemMod
                                                 Vec v) {
   if (scene.integrator == "backward_euler") return std::make_unique<FemBackwardEuler>(model, x, v);
   if (scene.integrator == "quasi_static") return std::make_unique<FemQuasiStatic>(model, x, v);
-  Unavailable(scene, "FEM", {"backward_euler", "quasi_static"});
+  if (scene.integrator == "xpbd") return std::make_unique<FemXpbd>(model, x, v);
+  Unavailable(scene, "FEM", {"backward_euler", "quasi_static", "xpbd"});
+}
+
+std::unique_ptr<Integrator> CreateParticleIntegrator(const SceneConfig& scene) {
+  if (scene.integrator == "xpbd") return std::make_unique<ChainXpbd>(scene);
+  Unavailable(scene, "particle", {"xpbd"});
 }
 
 std::unique_ptr<Integrator> CreateMpmIntegrator(const SceneConfig& scene, mpm::MpmDomain& domain,

@@ -1,7 +1,8 @@
 #pragma once
 // Picks the time integrator of a scene by its `integrator:` key (docs/ARCHITECTURE.md).
-// Names: backward_euler (Gast et al. 2015: every step a minimization, for FEM and MPM).
-// XPBD and asynchronous evolution join here as further names.
+// Names: backward_euler (Gast et al. 2015: every step a minimization, for FEM and MPM);
+// xpbd (Macklin et al. 2019: substeps of XPBD, FEM and particle scenes; integrators/FemXpbd.hpp,
+// ChainXpbd.hpp).
 #include <memory>
 #include <petscvec.h>
 
@@ -18,6 +19,10 @@ namespace optistep {
 /// scene file and the key for a name FEM does not have.
 std::unique_ptr<Integrator> CreateFemIntegrator(const SceneConfig& scene, FemModel& model, Vec x,
                                                 Vec v);
+
+/// The integrator of a particle scene's chains (only xpbd: integrators/ChainXpbd.hpp);
+/// InputError naming the scene file and the key for another name.
+std::unique_ptr<Integrator> CreateParticleIntegrator(const SceneConfig& scene);
 
 /// Collective on the domain's communicator. The MPM integrator named by scene.integrator,
 /// advancing domain's particles; InputError naming the scene file and the key for a name

@@ -1,0 +1,38 @@
+#pragma once
+// What XPBD with small steps (Macklin et al. 2019, Alg. 1) shares across discretizations
+// (FemXpbd for tet meshes, ChainXpbd for particle chains): the scene's substeps and
+// iterations per substep (xpbd.substeps, xpbd.iterations) and the clock.
+#include <string>
+
+#include "integrators/Integrator.hpp"
+#include "io/SceneConfig.hpp"
+
+namespace optistep {
+
+class Xpbd : public Integrator {
+ public:
+  const char* Name() const override { return "xpbd"; }
+  std::string Method() const override { return "xpbd"; }
+  double time() const override { return t_; }
+  long steps() const override { return steps_; }
+  void SetClock(double t, long steps) override {
+    t_ = t;
+    steps_ = steps;
+  }
+
+ protected:
+  explicit Xpbd(const XpbdConfig& config)
+      : substeps_(config.substeps), iterations_(config.iterations) {}
+  /// "xpbd, 20 substeps x 1 iteration".
+  std::string DescribeSubsteps() const {
+    return std::string(Name()) + ", " + std::to_string(substeps_) + " substeps x " +
+           std::to_string(iterations_) + (iterations_ == 1 ? " iteration" : " iterations");
+  }
+
+  int substeps_ = 1;
+  int iterations_ = 1;
+  double t_ = 0.0;
+  long steps_ = 0;
+};
+
+}  // namespace optistep

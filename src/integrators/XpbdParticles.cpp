@@ -1,0 +1,68 @@
+#include "integrators/XpbdParticles.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace optistep {
+
+XpbdParticles::XpbdParticles(std::vector<Vec3> x, std::vector<double> inverse_mass,
+                             std::vector<Constraint> constraints, const Vec3& gravity,
+                             double damping_beta)
+    : x_(std::move(x)),
+      v_(x_.size(), Vec3::Zero()),
+      x_prev_(x_.size()),
+      w_(std::move(inverse_mass)),
+      constraints_(std::move(constraints)),
+      lambda_(constraints_.size(), 0.0),
+      gravity_(gravity),
+      damping_beta_(damping_beta) {}
+
+void XpbdParticles::Step(double dt, int substeps, int iterations) {
+  const double dt_s = dt / substeps;
+  for (int s = 0; s < substeps; ++s) Substep(dt_s, iterations);
+}
+
+void XpbdParticles::Substep(double dt_s, int iterations) {
+  dt_s_ = dt_s;
+  const size_t n = x_.size();
+  for (size_t p = 0; p < n; ++p) {
+    x_prev_[p] = x_[p];
+    if (w_[p] == 0.0) continue;
+    v_[p] += dt_s * gravity_;
+    x_[p] += dt_s * v_[p];
+  }
+  std::fill(lambda_.begin(), lambda_.end(), 0.0);
+  const double gamma = damping_beta_ / dt_s;
+  const double inv_dt2 = 1.0 / (dt_s * dt_s);
+  for (int it = 0; it < iterations; ++it) {
+    for (size_t k = 0; k < constraints_.size(); ++k) {
+      const Constraint& c = constraints_[k];
+      const double wi = w_[c.i], wj = w_[c.j];
+      const Vec3 d = x_[c.i] - x_[c.j];
+      const double length = d.norm();
+      if (!(length > 0.0)) continue;
+      const Vec3 normal = d / length;
+      const double alpha_tilde = c.alpha * inv_dt2;
+      const double denominator = (1.0 + gamma) * (wi + wj) + alpha_tilde;
+      if (!(denominator > 0.0)) continue;
+      const double motion = normal.dot((x_[c.i] - x_prev_[c.i]) - (x_[c.j] - x_prev_[c.j]));
+      const double dlambda =
+          (-(length - c.rest) - alpha_tilde * lambda_[k] - gamma * motion) / denominator;
+      lambda_[k] += dlambda;
+      x_[c.i] += wi * dlambda * normal;
+      x_[c.j] -= wj * dlambda * normal;
+    }
+    projections_ += static_cast<long long>(constraints_.size());
+  }
+  const double inv_dt = 1.0 / dt_s;
+  for (size_t p = 0; p < n; ++p) v_[p] = (x_[p] - x_prev_[p]) * inv_dt;
+}
+
+double XpbdParticles::MaxStrain() const {
+  double worst = 0.0;
+  for (const Constraint& c : constraints_)
+    worst = std::max(worst, std::abs((x_[c.i] - x_[c.j]).norm() - c.rest) / c.rest);
+  return worst;
+}
+
+}  // namespace optistep

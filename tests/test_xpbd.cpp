@@ -1,0 +1,271 @@
+// XPBD with small steps on tet meshes (integrator: xpbd; integrators/FemXpbd.hpp; Macklin et
+// al. 2019). Against closed forms and the backward-Euler optimization integrator:
+//  - the same scene on these ranks and on one rank: bitwise the same trajectory (the colored
+//    Gauss-Seidel order does not depend on the rank count), and Dirichlet nodes exactly on
+//    their scripted targets;
+//  - free fall: v = v0 + g t and x = x0 + v0 t + g t (t + dt_s) / 2 (symplectic Euler over
+//    the substeps, the sequence backward Euler takes too) to round-off, undeformed;
+//  - internal constraints conserve linear momentum to round-off; angular momentum drifts by
+//    O(dt_s) (measured: halving dt_s halves it);
+//  - contacts: no node below the ground after any step, and a block sliding on the ground with
+//    Coulomb friction mu stops after v0^2 / (2 mu g);
+//  - a slow (quasi-static) stretch: XPBD approaches backward Euler as the substeps grow (to
+//    1.2, 0.55, 0.46 mm of a 5 cm pull at 10, 50, 200 substeps: the rest is the two stable
+//    Neo-Hookean energies' difference at 5% strain, with and without the log term).
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "FemSceneRun.hpp"
+#include "TestScenes.hpp"
+#include "TestUtil.hpp"
+#include "app/FemSimulation.hpp"
+#include "integrators/FemXpbd.hpp"
+
+namespace optistep {
+namespace {
+
+/// The twisted bar of the rank-invariance suite (TestScenes.hpp) under XPBD: stable
+/// Neo-Hookean, 10 substeps, a little damping.
+SceneConfig TwistScene() {
+  return test::TwistedBarScene("xpbd_twist",
+                               {"integrator=xpbd", "xpbd.substeps=10", "damping.stiffness_beta=0.001",
+                                "bodies.0.material.model=stable_neo_hookean"});
+}
+
+TEST(FemXpbd, SameTrajectoryBitwiseOnAnyRankCount) {
+  const SceneConfig scene = TwistScene();
+  const std::vector<double> parallel = test::RunFemScene(PETSC_COMM_WORLD, scene);
+  std::vector<double> serial(parallel.size());
+  if (test::Rank() == 0) serial = test::RunFemScene(PETSC_COMM_SELF, scene);
+  MPI_Bcast(serial.data(), static_cast<int>(serial.size()), MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  EXPECT_EQ(test::DifferingValues(parallel, serial), 0u) << "against the 1-rank run";
+  const std::vector<double> again = test::RunFemScene(PETSC_COMM_WORLD, scene);
+  EXPECT_EQ(test::DifferingValues(parallel, again), 0u) << "same ranks, second run";
+  double speed = 0.0;
+  for (size_t i = parallel.size() / 2; i < parallel.size(); ++i)
+    speed = std::max(speed, std::abs(parallel[i]));
+  EXPECT_GT(speed, 0.5) << "the bar should actually twist";
+}
+
+TEST(FemXpbd, DirichletNodesFollowTheirScript) {
+  const SceneConfig scene = TwistScene();
+  FemSimulation sim(PETSC_COMM_WORLD, scene);
+  for (int f = 0; f < scene.time.frames; ++f) sim.AdvanceFrame(nullptr);
+  const FemModel& model = sim.model();
+  const PetscScalar* x = nullptr;
+  VecGetArrayRead(sim.positions(), &x);
+  double worst = 0.0;
+  int held = 0;
+  for (PetscInt l = 0; l < model.mesh().n_owned; ++l) {
+    if (!model.IsConstrained(static_cast<int>(l))) continue;
+    const Vec3 target = model.DirichletTarget(static_cast<int>(l), sim.time());
+    for (int d = 0; d < 3; ++d) worst = std::max(worst, std::abs(x[3 * l + d] - target[d]));
+    ++held;
+  }
+  VecRestoreArrayRead(sim.positions(), &x);
+  MPI_Allreduce(MPI_IN_PLACE, &worst, 1, MPI_DOUBLE, MPI_MAX, PETSC_COMM_WORLD);
+  MPI_Allreduce(MPI_IN_PLACE, &held, 1, MPI_INT, MPI_SUM, PETSC_COMM_WORLD);
+  EXPECT_EQ(held, 18);
+  EXPECT_EQ(worst, 0.0) << "m";
+}
+
+/// A free 1 x 0.5 x 0.5 m box (4 x 2 x 2 hexes) thrown upward, no obstacles.
+SceneConfig FreeBox(const std::string& tag, const std::string& extra) {
+  const std::string dir = test::SharedTempDir(tag);
+  test::WriteBoxMesh(dir + "/box", 4, 2, 2, Vec3(1.0, 0.5, 0.5));
+  return test::MakeScene(dir + "/box.yaml", R"(
+integrator: xpbd
+xpbd: {substeps: 8}
+time: {dt: 0.02, frame_dt: 0.04, frames: 5}
+bodies:
+  - mesh: box.node
+    material: {E: 1.0e5, nu: 0.3, density: 1000}
+    initial_velocity: [0.5, 2.0, -0.25]
+)" + extra);
+}
+
+TEST(FemXpbd, FreeFallIsTheClosedForm) {
+  const SceneConfig scene = FreeBox("xpbd_fall", "");
+  FemSimulation sim(PETSC_COMM_WORLD, scene);
+  const std::vector<double> x0 = sim.GatherPositions();
+  for (int f = 0; f < scene.time.frames; ++f) sim.AdvanceFrame(nullptr);
+  const std::vector<double> x = sim.GatherPositions(), v = sim.GatherVelocities();
+  const double t = sim.time(), dt_s = 0.02 / 8;
+  EXPECT_NEAR(t, 0.2, 1e-15);
+  const Vec3 v0(0.5, 2.0, -0.25), g = scene.gravity;
+  double worst_x = 0.0, worst_v = 0.0;
+  for (size_t n = 0; n < x.size() / 3; ++n)
+    for (int d = 0; d < 3; ++d) {
+      const double closed = x0[3 * n + d] + v0[d] * t + 0.5 * g[d] * t * (t + dt_s);
+      worst_x = std::max(worst_x, std::abs(x[3 * n + d] - closed));
+      worst_v = std::max(worst_v, std::abs(v[3 * n + d] - (v0[d] + g[d] * t)));
+    }
+  EXPECT_LT(worst_x, 1e-12) << "m";
+  EXPECT_LT(worst_v, 1e-10) << "m/s";
+}
+
+/// The box of FreeBox without gravity, started with a spinning, shearing, stretching velocity
+/// field, run for 0.2 s with `substeps`; the change of its linear and angular momentum
+/// (kg m/s, kg m^2/s) and its final angular momentum.
+struct MomentumChange {
+  Vec3 linear, angular, final_angular;
+};
+MomentumChange RunSpinningBox(int substeps) {
+  const SceneConfig scene = FreeBox("xpbd_momentum", "gravity: [0, 0, 0]\n");
+  SceneConfig changed = scene;
+  changed.xpbd.substeps = substeps;
+  FemSimulation sim(PETSC_COMM_WORLD, changed);
+  const FemModel& model = sim.model();
+  const PetscInt n_owned = model.mesh().n_owned;
+  {
+    const PetscScalar* x = nullptr;
+    PetscScalar* v = nullptr;
+    VecGetArrayRead(sim.positions(), &x);
+    VecGetArray(sim.velocities(), &v);
+    for (PetscInt l = 0; l < n_owned; ++l) {
+      const Vec3 p(x[3 * l] - 0.5, x[3 * l + 1] - 0.25, x[3 * l + 2] - 0.25);
+      const Vec3 u = Vec3(0.3, -0.2, 0.1) + Vec3(0.0, 0.0, 4.0).cross(p) +
+                     Vec3(2.0 * p[0] + p[1], -p[2], 3.0 * p[0] * p[0]);
+      for (int d = 0; d < 3; ++d) v[3 * l + d] = u[d];
+    }
+    VecRestoreArray(sim.velocities(), &v);
+    VecRestoreArrayRead(sim.positions(), &x);
+  }
+  const auto momenta = [&] {
+    const PetscScalar *x = nullptr, *v = nullptr;
+    VecGetArrayRead(sim.positions(), &x);
+    VecGetArrayRead(sim.velocities(), &v);
+    double P[6] = {0, 0, 0, 0, 0, 0};
+    for (PetscInt l = 0; l < n_owned; ++l) {
+      const double m = model.Mass(static_cast<int>(l));
+      const Vec3 xi(x[3 * l], x[3 * l + 1], x[3 * l + 2]), vi(v[3 * l], v[3 * l + 1], v[3 * l + 2]);
+      const Vec3 L = m * xi.cross(vi);
+      for (int d = 0; d < 3; ++d) {
+        P[d] += m * vi[d];
+        P[3 + d] += L[d];
+      }
+    }
+    VecRestoreArrayRead(sim.velocities(), &v);
+    VecRestoreArrayRead(sim.positions(), &x);
+    MPI_Allreduce(MPI_IN_PLACE, P, 6, MPI_DOUBLE, MPI_SUM, PETSC_COMM_WORLD);
+    return std::make_pair(Vec3(P[0], P[1], P[2]), Vec3(P[3], P[4], P[5]));
+  };
+  const auto before = momenta();
+  for (int f = 0; f < scene.time.frames; ++f) sim.AdvanceFrame(nullptr);
+  const auto after = momenta();
+  return {after.first - before.first, after.second - before.second, after.second};
+}
+
+TEST(FemXpbd, InternalConstraintsConserveMomentum) {
+  // Linear momentum: every correction sums to zero (sum_a beta_a = 0), to round-off. Angular
+  // momentum sum m x x v with v = (x - x_prev) / dt_s: the corrections' torque vanishes at
+  // the predicted positions, not at x_prev, so it drifts by O(dt_s): halving dt_s halves it.
+  const MomentumChange coarse = RunSpinningBox(8), fine = RunSpinningBox(16),
+                       finer = RunSpinningBox(32);
+  const double M = 250.0;  // kg
+  EXPECT_LT(coarse.linear.norm(), 1e-12 * M) << "kg m/s";
+  EXPECT_LT(fine.linear.norm(), 1e-12 * M) << "kg m/s";
+  const double L = coarse.final_angular.norm();
+  const double r1 = fine.angular.norm() / coarse.angular.norm();
+  const double r2 = finer.angular.norm() / fine.angular.norm();
+  if (test::Rank() == 0)
+    std::printf("[ measured ] angular momentum drift over 0.2 s: %.3g, %.3g, %.3g kg m^2/s of %.3g "
+                "at 8, 16, 32 substeps (ratios %.3f, %.3f)\n",
+                coarse.angular.norm(), fine.angular.norm(), finer.angular.norm(), L, r1, r2);
+  EXPECT_GT(coarse.angular.norm(), 0.0);
+  EXPECT_NEAR(r1, 0.5, 0.02) << "first order in dt_s";
+  EXPECT_NEAR(r2, 0.5, 0.02) << "first order in dt_s";
+}
+
+TEST(FemXpbd, ContactsHoldAndCoulombFrictionStopsTheBlock) {
+  // A stiff 0.4 x 0.1 x 0.4 m block resting on the ground, pushed along it at 1 m/s with
+  // mu = 0.5: it slides v0^2 / (2 mu g) = 0.10194 m in v0 / (mu g) = 0.2039 s.
+  const std::string dir = test::SharedTempDir("xpbd_friction");
+  test::WriteBoxMesh(dir + "/block", 4, 1, 4, Vec3(0.4, 0.1, 0.4));
+  const SceneConfig scene = test::MakeScene(dir + "/slide.yaml", R"(
+integrator: xpbd
+xpbd: {substeps: 20}
+time: {dt: 0.01, frame_dt: 0.05, frames: 8}
+bodies:
+  - mesh: block.node
+    material: {E: 1.0e6, nu: 0.3, density: 1000}
+    initial_velocity: [1, 0, 0]
+collision_objects:
+  - {type: half_space, point: [0, 0, 0], normal: [0, 1, 0], friction: 0.5}
+damping: {stiffness_beta: 0.001}
+)");
+  FemSimulation sim(PETSC_COMM_WORLD, scene);
+  const std::vector<double> x0 = sim.GatherPositions();
+  double lowest = 0.0;
+  for (int f = 0; f < scene.time.frames; ++f) {
+    sim.AdvanceFrame(nullptr);
+    const std::vector<double> x = sim.GatherPositions();
+    for (size_t n = 0; n < x.size() / 3; ++n) lowest = std::min(lowest, x[3 * n + 1]);
+  }
+  const std::vector<double> x = sim.GatherPositions(), v = sim.GatherVelocities();
+  double slide = 0.0, speed = 0.0;
+  for (size_t n = 0; n < x.size() / 3; ++n) {
+    slide += (x[3 * n] - x0[3 * n]) / static_cast<double>(x.size() / 3);
+    speed = std::max(speed, Vec3(v[3 * n], v[3 * n + 1], v[3 * n + 2]).norm());
+  }
+  EXPECT_GE(lowest, -1e-12) << "m below the ground";
+  const double expected = 1.0 / (2.0 * 0.5 * 9.81);
+  EXPECT_NEAR(slide, expected, 0.03 * expected) << "m slid";
+  EXPECT_LT(speed, 1e-3) << "m/s: at rest after 0.4 s";
+  if (test::Rank() == 0)
+    std::printf("[ measured ] slide %.5f m (Coulomb %.5f m), lowest node %.3g m\n", slide, expected,
+                lowest);
+}
+
+/// The bar of the quasi-static test under one integrator: a 1 x 0.2 x 0.2 m bar, held at
+/// x = 0, its x = 1 end pulled along x at 0.05 m/s for 1 s (5% stretch), no gravity.
+std::vector<double> SlowStretch(const std::string& integrator, int substeps = 50) {
+  const std::string dir = test::SharedTempDir("xpbd_stretch_" + integrator + std::to_string(substeps));
+  test::WriteBoxMesh(dir + "/bar", 5, 1, 1, Vec3(1.0, 0.2, 0.2));
+  const SceneConfig scene = test::MakeScene(dir + "/stretch.yaml", R"(
+integrator: )" + integrator + R"(
+xpbd: {substeps: )" + std::to_string(substeps) + R"(}
+gravity: [0, 0, 0]
+time: {dt: 0.01, frame_dt: 0.1, frames: 10}
+bodies:
+  - mesh: bar.node
+    material: {model: stable_neo_hookean, E: 1.0e5, nu: 0.3, density: 100}
+boundary_conditions:
+  - select: {axis: x, end: min, within: 0.01}
+  - select: {axis: x, end: max, within: 0.01}
+    motion: [{translate: {velocity: [0.05, 0, 0]}}]
+damping: {stiffness_beta: 0.01}
+solver: {cn_epsilon: 1.0e-9}
+)");
+  // Each rank runs it alone: 100 steps of up to 200 substeps would be thousands of halo
+  // exchanges per step, and XPBD's trajectory does not depend on the rank count (the first
+  // test of this suite).
+  FemSimulation sim(PETSC_COMM_SELF, scene);
+  for (int f = 0; f < scene.time.frames; ++f) sim.AdvanceFrame(nullptr);
+  return sim.GatherPositions();
+}
+
+TEST(FemXpbd, SlowStretchApproachesBackwardEuler) {
+  const std::vector<double> be = SlowStretch("backward_euler");
+  const auto distance = [&](const std::vector<double>& x) {
+    double worst = 0.0;
+    for (size_t i = 0; i < x.size(); ++i) worst = std::max(worst, std::abs(x[i] - be[i]));
+    return worst;
+  };
+  const double worst = distance(SlowStretch("xpbd"));
+  const double coarse = distance(SlowStretch("xpbd", 10)), fine = distance(SlowStretch("xpbd", 200));
+  if (test::Rank() == 0)
+    std::printf("[ measured ] XPBD vs backward Euler at 10, 50, 200 substeps: %.3g, %.3g, %.3g m\n",
+                coarse, worst, fine);
+  // Against the end's 0.05 m travel.
+  if (test::Rank() == 0)
+    std::printf("[ measured ] XPBD vs backward Euler after a 0.05 m stretch: %.3g m (%.2f%%)\n",
+                worst, 100.0 * worst / 0.05);
+  EXPECT_LT(worst, 0.05 * 0.05);
+  EXPECT_LT(fine, worst);
+  EXPECT_LT(worst, coarse);
+}
+
+}  // namespace
+}  // namespace optistep

@@ -1,0 +1,196 @@
+// XPBD on particle chains (integrators/XpbdParticles.hpp; Macklin et al. 2019). A chain is
+// stepped whole by each rank (rank-local), so each rank checks it; against closed forms:
+//  - a zero-compliance distance constraint holds its length to round-off after one substep;
+//  - a mass m hanging from a constraint of compliance alpha settles at the stretch m g alpha
+//    (Hooke's law, alpha = 1 / k);
+//  - the hanging chain of the paper's Sec. 6.1 (20 particles of 1 kg, 0.01 m apart,
+//    inextensible, the top one held), with and without a heavy bottom particle (1e5 kg): the
+//    bottom particle's error is at least 10x smaller with 100 substeps x 1 iteration than
+//    with 1 step x 100 iterations, and the top constraint's force estimate lambda / dt_s^2
+//    is the weight it carries within 1%;
+//  - configs/hanging_chain.yaml, run as a scene (discretization: particles) on these ranks,
+//    is the kernel stepped by hand (to the round-off of its rest lengths);
+//  - configs/hanging_cloth.yaml, settled, hangs its weight on its two pinned corners;
+//  - free fall is the closed form of symplectic Euler; internal constraints keep the linear
+//    momentum to round-off.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+
+#include "TestUtil.hpp"
+#include "app/ParticleSimulation.hpp"
+#include "integrators/XpbdParticles.hpp"
+#include "io/SceneConfig.hpp"
+
+namespace optistep {
+namespace {
+
+const Vec3 kGravity(0.0, -9.81, 0.0);
+
+/// The paper's chain: particle 0 held at the origin, 19 more below it 0.01 m apart, 1 kg
+/// each but the bottom one (bottom_mass), inextensible unless alpha > 0.
+XpbdParticles HangingChain(double bottom_mass, double alpha = 0.0, double damping = 0.0) {
+  std::vector<Vec3> x;
+  std::vector<double> w;
+  std::vector<XpbdParticles::Constraint> constraints;
+  for (int k = 0; k < 20; ++k) {
+    x.emplace_back(0.0, -0.01 * k, 0.0);
+    w.push_back(k == 0 ? 0.0 : k == 19 ? 1.0 / bottom_mass : 1.0);
+    if (k > 0) constraints.push_back({k - 1, k, 0.01, alpha});
+  }
+  return XpbdParticles(x, w, constraints, kGravity, damping);
+}
+
+TEST(XpbdChain, ZeroComplianceHoldsItsLengthAfterOneSubstep) {
+  // Two free particles flying apart and tumbling, under gravity, of unequal masses.
+  XpbdParticles pair({Vec3(0.1, 0.2, 0.3), Vec3(0.6, -0.1, 0.2)}, {1.0 / 3.0, 1.0 / 0.7},
+                     {{0, 1, 0.5, 0.0}}, kGravity, 0.0);
+  pair.v()[0] = Vec3(-2.0, 1.0, 0.5);
+  pair.v()[1] = Vec3(3.0, 0.5, -1.0);
+  pair.Substep(1.0 / 60.0, 1);
+  const double length = (pair.x()[0] - pair.x()[1]).norm();
+  EXPECT_NEAR(length, 0.5, 4e-16);
+}
+
+TEST(XpbdChain, HangingMassStretchesByMgAlpha) {
+  // 2 kg on a spring of k = 1e4 N/m (alpha = 1e-4 m/N) held at the top: m g alpha = 1.962 mm.
+  const double m = 2.0, alpha = 1e-4;
+  XpbdParticles spring({Vec3::Zero(), Vec3(0.0, -0.1, 0.0)}, {0.0, 1.0 / m}, {{0, 1, 0.1, alpha}},
+                       kGravity, 0.01);
+  for (int f = 0; f < 120; ++f) spring.Step(1.0 / 60.0, 20, 1);
+  const double stretch = -spring.x()[1][1] - 0.1;
+  EXPECT_NEAR(stretch, m * 9.81 * alpha, 1e-9 * m * 9.81 * alpha) << "m";
+  EXPECT_NEAR(spring.Force(0), m * 9.81, 1e-9 * m * 9.81) << "N";
+}
+
+/// Kinetic damping (dynamic relaxation): `substeps` substeps of dt_s with `iterations` each, all velocities zeroed
+/// whenever the kinetic energy sum_p m_p |v_p|^2 has just passed a peak. It finds the
+/// scheme's own rest state, about which an undamped chain or cloth would swing for ever.
+void SettleByKineticDamping(XpbdParticles& particles, const std::vector<double>& mass, double dt_s,
+                            long substeps, int iterations) {
+  double last = 0.0;
+  for (long s = 0; s < substeps; ++s) {
+    particles.Substep(dt_s, iterations);
+    double e = 0.0;
+    for (size_t p = 0; p < mass.size(); ++p) e += mass[p] * particles.v()[p].squaredNorm();
+    if (e < last) {
+      for (Vec3& v : particles.v()) v.setZero();
+      last = 0.0;
+    } else {
+      last = e;
+    }
+  }
+}
+
+/// The bottom particle's distance (m) from where an inextensible chain puts it (0.19 m
+/// below the top), and the top constraint's force estimate (N), in `substeps` x `iterations`
+/// per frame of 1/60 s, once the chain has settled: 10 s of kinetic damping, then 1 s as it
+/// stands.
+std::pair<double, double> SettledChain(double bottom_mass, int substeps, int iterations) {
+  XpbdParticles chain = HangingChain(bottom_mass);
+  std::vector<double> mass(20, 1.0);
+  mass[19] = bottom_mass;
+  SettleByKineticDamping(chain, mass, 1.0 / 60.0 / substeps, 600L * substeps, iterations);
+  for (int f = 0; f < 60; ++f) chain.Step(1.0 / 60.0, substeps, iterations);
+  return {(chain.x()[19] - Vec3(0.0, -0.19, 0.0)).norm(), chain.Force(0)};
+}
+
+TEST(XpbdChain, SubstepsBeatIterationsOnThePapersHangingChain) {
+  for (double bottom : {1.0, 1e5}) {
+    const auto [substep_error, substep_force] = SettledChain(bottom, 100, 1);
+    const auto [iteration_error, iteration_force] = SettledChain(bottom, 1, 100);
+    const double weight = (18.0 + bottom) * 9.81;
+    if (test::Rank() == 0)
+      std::printf("[ measured ] bottom %g kg: error %.4g m (100 substeps x 1) vs %.4g m (1 x 100 "
+                  "iterations), ratio %.3g; top force %.7g N (%.7g N) vs weight %.7g N\n",
+                  bottom, substep_error, iteration_error, iteration_error / substep_error,
+                  substep_force, iteration_force, weight);
+    EXPECT_GT(iteration_error, 10.0 * substep_error) << "bottom mass " << bottom << " kg";
+    EXPECT_NEAR(substep_force, weight, 0.01 * weight) << "bottom mass " << bottom << " kg";
+  }
+}
+
+TEST(XpbdChain, TheHangingChainSceneIsTheKernel) {
+  const SceneConfig scene = ReadSceneConfig(test::SourcePath("configs/hanging_chain.yaml"),
+                                            {"time.frames=30"});
+  ParticleSimulation sim(PETSC_COMM_WORLD, scene);
+  for (int f = 0; f < scene.time.frames; ++f) sim.AdvanceFrame(nullptr);
+  XpbdParticles chain = HangingChain(1e5);
+  for (int f = 0; f < 30; ++f) chain.Step(1.0 / 60.0, 100, 1);
+  const XpbdParticles& run = sim.chains().particles();
+  ASSERT_EQ(run.x().size(), 20u);
+  // The scene's rest lengths are distances of start + k step, within round-off of 0.01 m.
+  double worst_x = 0.0, worst_v = 0.0;
+  for (int p = 0; p < 20; ++p) {
+    worst_x = std::max(worst_x, (run.x()[p] - chain.x()[p]).norm());
+    worst_v = std::max(worst_v, (run.v()[p] - chain.v()[p]).norm());
+  }
+  EXPECT_LT(worst_x, 1e-9) << "m";
+  EXPECT_LT(worst_v, 1e-6) << "m/s";
+  EXPECT_NEAR(sim.time(), 0.5, 1e-15);
+  EXPECT_GT(chain.MaxStrain(), 0.1) << "the heavy chain stretches";
+}
+
+TEST(XpbdChain, TheHangingClothsCornersCarryItsWeight) {
+  // configs/hanging_cloth.yaml (441 particles of 1 g, k = 1e7 N/m springs, pinned at two
+  // corners): settled by kinetic damping (as the chain above), the force estimates of the
+  // constraints at the two pins add up to the weight of the 439 free particles.
+  const SceneConfig scene = ReadSceneConfig(test::SourcePath("configs/hanging_cloth.yaml"));
+  ParticleSimulation sim(PETSC_COMM_WORLD, scene);
+  XpbdParticles& cloth = sim.chains().particles();
+  const double dt_s = 1.0 / 60.0 / 40.0;
+  SettleByKineticDamping(cloth, std::vector<double>(441, 0.001), dt_s, 3 * 60 * 40, 1);
+  for (int s = 0; s < 40; ++s) cloth.Substep(dt_s, 1);
+  Vec3 on_pins = Vec3::Zero();
+  for (size_t k = 0; k < cloth.constraints().size(); ++k) {
+    const auto& c = cloth.constraints()[k];
+    for (const auto& [pin, other] : {std::pair<int, int>{c.i, c.j}, {c.j, c.i}})
+      if (pin == 0 || pin == 20)
+        on_pins += cloth.Force(static_cast<int>(k)) * (cloth.x()[other] - cloth.x()[pin]).normalized();
+  }
+  const double weight = 439 * 0.001 * 9.81;
+  if (test::Rank() == 0)
+    std::printf("[ measured ] cloth: pins pulled by (%.6g, %.6g, %.6g) N, weight %.6g N, max strain %.3g\n",
+                on_pins[0], on_pins[1], on_pins[2], weight, cloth.MaxStrain());
+  EXPECT_NEAR(-on_pins[1], weight, 1e-3 * weight);
+  EXPECT_NEAR(on_pins[0], 0.0, 0.01 * weight) << "symmetric";
+}
+
+TEST(XpbdChain, FreeFallIsTheClosedForm) {
+  XpbdParticles chain({Vec3::Zero(), Vec3(0.3, 0.0, 0.0), Vec3(0.6, 0.1, 0.0)}, {1.0, 0.5, 2.0},
+                      {{0, 1, 0.3, 0.0}, {1, 2, std::sqrt(0.1), 1e-3}}, kGravity, 0.0);
+  const Vec3 v0(1.0, 4.0, -0.5);
+  for (Vec3& v : chain.v()) v = v0;
+  const std::vector<Vec3> x0 = chain.x();
+  for (int f = 0; f < 30; ++f) chain.Step(1.0 / 60.0, 10, 1);
+  const double t = 0.5, dt_s = 1.0 / 600.0;
+  for (size_t p = 0; p < x0.size(); ++p) {
+    const Vec3 closed = x0[p] + v0 * t + 0.5 * kGravity * t * (t + dt_s);
+    EXPECT_LT((chain.x()[p] - closed).norm(), 1e-12) << "particle " << p;
+    EXPECT_LT((chain.v()[p] - (v0 + kGravity * t)).norm(), 1e-11) << "particle " << p;
+  }
+}
+
+TEST(XpbdChain, InternalConstraintsKeepTheLinearMomentum) {
+  // The chain free (no particle held), no gravity, tumbling: velocities up to 2 m/s would
+  // stretch it by 100% in 0.1 s without its constraints (alpha = 1e-5 m/N).
+  const XpbdParticles held = HangingChain(3.0, 1e-5);
+  std::vector<double> mass(20, 1.0), w(20, 1.0);
+  mass[19] = 3.0;
+  w[19] = 1.0 / 3.0;
+  XpbdParticles chain(held.x(), w, held.constraints(), Vec3::Zero(), 0.0);
+  for (int p = 0; p < 20; ++p) chain.v()[p] = Vec3(std::sin(p), std::cos(3.0 * p), 0.1 * p);
+  const auto momentum = [&] {
+    Vec3 P = Vec3::Zero();
+    for (int p = 0; p < 20; ++p) P += mass[p] * chain.v()[p];
+    return P;
+  };
+  const Vec3 before = momentum();
+  for (int f = 0; f < 60; ++f) chain.Step(1.0 / 60.0, 10, 1);
+  EXPECT_LT((momentum() - before).norm(), 1e-12) << "kg m/s";
+  EXPECT_LT(chain.MaxStrain(), 0.1) << "the constraints held the chain together";
+}
+
+}  // namespace
+}  // namespace optistep
