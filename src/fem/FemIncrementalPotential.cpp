@@ -274,6 +274,15 @@ void FemIncrementalPotential::Hessian(Vec x, Mat H) {
   }
 }
 
+void FemIncrementalPotential::Stiffness(Vec x, Mat K) {
+  {
+    ScopedPhase phase(kHessianPhase);
+    const auto local = LoadLocal(x);
+    AccumulateElasticHessian(local->data());
+  }
+  InsertRows(K);
+}
+
 Mat FemIncrementalPotential::RestShapeMatrix() {
   Mat A = NewHessianMatrix();
   AccumulateElasticHessian(nullptr);

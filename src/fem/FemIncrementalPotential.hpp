@@ -36,6 +36,11 @@ class FemIncrementalPotential : public IncrementalPotential {
   Vec InertialTarget() const { return x_hat_; }
 
   void Hessian(Vec x, Mat H) override;
+  /// Collective. The elastic stiffness K(x) = sum_e V_e B_e^T dP/dF(F_e) B_e alone (N/m,
+  /// SPD-projected per tet unless SetProjectHessian(false)), at positions x (m), into K
+  /// from CreateHessian(): Dirichlet rows and columns decoupled as in Hessian(). For the
+  /// implicit Rayleigh damping of integrators/FemSemiImplicit.
+  void Stiffness(Vec x, Mat K);
   Mat CreateHessian() override;
   /// tol_i = epsilon s_i |dP/dF(I)|-weighted, see the .cpp (HOT Sec. 5.2 after DOT).
   void CharacteristicNormWeights(double epsilon, Vec w) override;

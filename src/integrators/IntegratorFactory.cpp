@@ -5,6 +5,7 @@
 
 #include "core/Error.hpp"
 #include "integrators/FemBackwardEuler.hpp"
+#include "integrators/FemSemiImplicit.hpp"
 #include "integrators/MpmBackwardEuler.hpp"
 
 namespace optistep {
@@ -23,7 +24,8 @@ namespace {
 std::unique_ptr<Integrator> CreateFemIntegrator(const SceneConfig& scene, FemModel& model, Vec x,
                                                 Vec v) {
   if (scene.integrator == "backward_euler") return std::make_unique<FemBackwardEuler>(model, x, v);
-  Unavailable(scene, "FEM", {"backward_euler"});
+  if (scene.integrator == "semi_implicit") return std::make_unique<FemSemiImplicit>(model, x, v);
+  Unavailable(scene, "FEM", {"backward_euler", "semi_implicit"});
 }
 
 std::unique_ptr<Integrator> CreateMpmIntegrator(const SceneConfig& scene, mpm::MpmDomain& domain,

@@ -1,6 +1,7 @@
 #pragma once
 // Picks the time integrator of a scene by its `integrator:` key (docs/ARCHITECTURE.md).
-// Names: backward_euler (Gast et al. 2015: every step a minimization, for FEM and MPM).
+// Names: backward_euler (Gast et al. 2015: every step a minimization, for FEM and MPM),
+// semi_implicit (Schroeder et al. 2010 Sec. 3.1, FEM: integrators/FemSemiImplicit.hpp).
 // XPBD and asynchronous evolution join here as further names.
 #include <memory>
 #include <petscvec.h>
