@@ -627,7 +627,7 @@ std::string ParsePetscOptions(const Field& f) {
 SceneConfig ParseScene(const Field& root, const std::string& path) {
   const MapView m(root, {"name", "gravity", "integrator", "discretization", "mpm", "time",
                          "bodies", "boundary_conditions", "collision_objects", "solver",
-                         "dot", "damping", "output", "petsc_options"});
+                         "dot", "damping", "async", "output", "petsc_options"});
   SceneConfig scene;
   scene.path = path;
   scene.name = fs::path(path).stem().string();
@@ -682,6 +682,10 @@ SceneConfig ParseScene(const Field& root, const std::string& path) {
   scene.solver.scene_path = path;
   MapView(m.Get("damping"), {"stiffness_beta"})
       .Read("stiffness_beta", scene.damping.stiffness_beta, kNonNegative);
+  if (mpm && m.Has("async")) m.Get("async").Error("only FEM scenes (discretization: fem) take 'async'");
+  const MapView async(m.Get("async"), {"surface_layers", "epsilon"});
+  async.Read("surface_layers", scene.async.surface_layers, kPositiveInteger);
+  async.Read("epsilon", scene.async.epsilon, Range{0.0, 1.0});
   const MapView output(m.Get("output"), {"directory", "every", "checkpoint_every_steps",
                                          "checkpoint_every_seconds", "checkpoints_kept"});
   scene.output.directory = "out/" + scene.name;

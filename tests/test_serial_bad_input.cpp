@@ -177,6 +177,16 @@ const std::vector<BadInput>& Cases() {
       {"poisson_ratio_one_half", Scene("nu.yaml", "nu: 0.3", "nu: 0.5"), "run nu.yaml", 1,
        {"nu.yaml", "bodies[0].material.nu", "[0, 0.5)", "'0.5'"}},
       {"zero_dt", Scene("dt.yaml", "dt: 0.05", "dt: 0"), "run dt.yaml", 1, {"dt.yaml", "time.dt"}},
+      // Asynchronous evolution (issue 15): the async block's ranges, semi_implicit without friction.
+      {"async_epsilon_above_one", Scene("eps.yaml", "output:", "async: {epsilon: 1.5}\noutput:"),
+       "run eps.yaml", 1, {"eps.yaml", "async.epsilon", "[0, 1]", "'1.5'"}},
+      {"async_epsilon_negative", Scene("neps.yaml", "output:", "async: {epsilon: -0.1}\noutput:"),
+       "run neps.yaml", 1, {"neps.yaml", "async.epsilon", "[0, 1]", "'-0.1'"}},
+      {"async_zero_surface_layers", Scene("layers.yaml", "output:", "async: {surface_layers: 0}\noutput:"),
+       "run layers.yaml", 1, {"layers.yaml", "async.surface_layers", ">= 1", "'0'"}},
+      {"semi_implicit_with_friction",
+       Scene("friction.yaml", "normal: [0, 1, 0]}", "normal: [0, 1, 0], friction: 0.3}\nintegrator: semi_implicit"),
+       "run friction.yaml", 1, {"friction.yaml", "collision_objects[0].friction", "semi_implicit"}},
       {"petsc_options_not_an_option", Scene("words.yaml", "output:", "petsc_options: jacobi\noutput:"),
        "run words.yaml", 1, {"petsc_options", "'jacobi' is not an option name"}},
       // --set (exit 1).
