@@ -185,7 +185,8 @@ SolveReport FemSemiImplicit::TryStep(double dt) {
   damping_iterations_ = 0;
   // v^(n+1/2) = v^n + dt/2 a(x^n, v^(n+1/2)); Dirichlet nodes at the velocity that takes
   // them to their targets at t^(n+1).
-  Forces(x_, all, f_);
+  if (!forces_current_) Forces(x_, all, f_);
+  forces_current_ = false;
   OPTISTEP_PETSC(VecCopy(v_, v_half_));
   Kick(v_half_, f_, 0.5 * dt);
   {
@@ -244,6 +245,7 @@ SolveReport FemSemiImplicit::TryStep(double dt) {
   OPTISTEP_PETSC(VecCopy(v_new_, v_));
   t_ = t_next;
   ++steps_;
+  forces_current_ = true;  // f_ = f(x^(n+1)), the next step's f(x^n)
   report.converged = true;
   report.reason = "explicit step";
   return report;

@@ -52,9 +52,11 @@ class FemSemiImplicit : public Integrator {
   double MaxStep() const override { return dt_cfl_; }
   double time() const override { return t_; }
   long steps() const override { return steps_; }
+  /// Also forgets the forces kept from the last step (a restart brings another state).
   void SetClock(double t, long steps) override {
     t_ = t;
     steps_ = steps;
+    forces_current_ = false;
   }
 
   /// Collective. Forces (N) on the owned nodes at positions x (a ghosted node vector, m):
@@ -79,7 +81,10 @@ class FemSemiImplicit : public Integrator {
   double dt_cfl_ = 0.0;
   double t_ = 0.0;
   long steps_ = 0;
+  /// Forces at x_ (the end of the last step: they start the next one); a function of x_
+  /// alone, recomputed bit for bit when forces_current_ is false, so not checkpointed.
   Vec f_ = nullptr;
+  bool forces_current_ = false;
   Vec x_new_ = nullptr;
   Vec v_half_ = nullptr;
   Vec v_new_ = nullptr;
