@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "FemRunChecks.hpp"
 #include "TestScenes.hpp"
 #include "TestUtil.hpp"
 #include "app/FemSimulation.hpp"
@@ -24,33 +25,10 @@ using test::SharedTempDir;
 using test::WriteBoxMesh;
 
 TEST(SemiImplicit, FreeFallIsExact) {
-  const std::string dir = SharedTempDir("si_fall");
-  WriteBoxMesh(dir + "/box", 3, 2, 2, Vec3(1.5, 1.0, 1.0));
-  const SceneConfig scene = MakeScene(dir + "/fall.yaml", R"(
-integrator: semi_implicit
-gravity: [0, -9.81, 0]
-time: {dt: 0.01, frame_dt: 0.05, frames: 4}
-bodies:
-  - mesh: box.node
-    material: {E: 1.0e7, nu: 0.3, density: 1000}
-    initial_velocity: [0.5, 2.0, -0.25]
-)");
+  const SceneConfig scene = test::FreeFallScene("si_fall", "semi_implicit", 3, 2, 2);
   FemSimulation sim(PETSC_COMM_WORLD, scene);
-  const std::vector<double> x0 = sim.GatherPositions();
-  for (int f = 0; f < scene.time.frames; ++f) sim.AdvanceFrame(nullptr);
-  const double t = sim.time();
-  EXPECT_DOUBLE_EQ(t, 0.2);
+  test::ExpectFreeFall(sim, scene, test::kFallVelocity, test::kFallGravity);
   EXPECT_GT(sim.steps(), 20) << "the CFL limit should cut the 0.01 s steps";
-  const Vec3 v0(0.5, 2.0, -0.25), g(0, -9.81, 0);
-  const Vec3 shift = v0 * t + 0.5 * g * t * t, v = v0 + g * t;
-  const std::vector<double> x = sim.GatherPositions(), vel = sim.GatherVelocities();
-  double worst_x = 0.0, worst_v = 0.0;
-  for (size_t i = 0; i < x.size(); ++i) {
-    worst_x = std::max(worst_x, std::abs(x[i] - (x0[i] + shift[i % 3])));
-    worst_v = std::max(worst_v, std::abs(vel[i] - v[i % 3]));
-  }
-  EXPECT_LT(worst_x, 1e-10) << "m from x0 + v0 t + g t^2 / 2";
-  EXPECT_LT(worst_v, 1e-10) << "m/s from v0 + g t";
 }
 
 /// One tet: nodes 0..2 fixed at z = 0, node 3 at (0, 0, 1) free, linear elasticity with
@@ -250,55 +228,18 @@ collision_objects:
 )", all);
 }
 
-std::vector<double> RunToEnd(FemSimulation& sim, const SceneConfig& scene) {
-  while (sim.frame() < scene.time.frames) sim.AdvanceStep(nullptr);
-  std::vector<double> state = sim.GatherPositions();
-  const std::vector<double> v = sim.GatherVelocities();
-  state.insert(state.end(), v.begin(), v.end());
-  state.push_back(sim.time());
-  state.push_back(static_cast<double>(sim.steps()));
-  return state;
-}
-
 class SemiImplicitBar : public ::testing::TestWithParam<double> {};
 
 TEST_P(SemiImplicitBar, SameTrajectoryOnAnyRanksBitwiseOnTheSame) {
   const SceneConfig scene =
       BarScene("si_ranks", {"damping.stiffness_beta=" + std::to_string(GetParam())});
-  FemSimulation a(PETSC_COMM_WORLD, scene), b(PETSC_COMM_WORLD, scene);
-  const std::vector<double> first = RunToEnd(a, scene), second = RunToEnd(b, scene);
-  EXPECT_EQ(test::DifferingValues(first, second), 0u);
-  std::vector<double> serial(first.size());
-  if (test::Rank() == 0) {
-    FemSimulation alone(PETSC_COMM_SELF, scene);
-    serial = RunToEnd(alone, scene);
-  }
-  MPI_Bcast(serial.data(), static_cast<int>(serial.size()), MPI_DOUBLE, 0, MPI_COMM_WORLD);
-  double worst = 0.0, scale = 0.0;
-  for (size_t i = 0; i < first.size(); ++i) {
-    worst = std::max(worst, std::abs(first[i] - serial[i]));
-    scale = std::max(scale, std::abs(serial[i]));
-  }
-  EXPECT_EQ(first.back(), serial.back()) << "the same steps";
-  EXPECT_LT(worst, 1e-9 * scale) << "differs from the 1-rank run beyond round-off";
-  EXPECT_GT(first.back(), 8.0) << "CFL-limited: more than 2 steps per frame";
+  EXPECT_GT(test::ExpectSameOnAnyRanks(scene, 1e-9), 8.0) << "CFL-limited: more than 2 steps per frame";
 }
 
 TEST_P(SemiImplicitBar, ResumedMidFrameIsBitwiseTheUninterruptedRun) {
   const SceneConfig scene =
       BarScene("si_restart", {"damping.stiffness_beta=" + std::to_string(GetParam())});
-  FemSimulation whole(PETSC_COMM_WORLD, scene);
-  const std::vector<double> reference = RunToEnd(whole, scene);
-  {
-    FemSimulation first(PETSC_COMM_WORLD, scene);
-    while (first.steps() < 2) first.AdvanceStep(nullptr);
-    EXPECT_EQ(first.frame(), 0) << "the checkpoint should be mid-frame";
-    first.WriteCheckpoint();
-  }
-  FemSimulation resumed(PETSC_COMM_WORLD, scene);
-  resumed.Restart("latest", false);
-  EXPECT_EQ(resumed.steps(), 2);
-  EXPECT_EQ(test::DifferingValues(RunToEnd(resumed, scene), reference), 0u);
+  test::ExpectResumedBitwise(scene, 2, 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Damping, SemiImplicitBar, ::testing::Values(0.0, 0.002));

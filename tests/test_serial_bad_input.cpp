@@ -184,6 +184,8 @@ const std::vector<BadInput>& Cases() {
        "run neps.yaml", 1, {"neps.yaml", "async.epsilon", "[0, 1]", "'-0.1'"}},
       {"async_zero_surface_layers", Scene("layers.yaml", "output:", "async: {surface_layers: 0}\noutput:"),
        "run layers.yaml", 1, {"layers.yaml", "async.surface_layers", ">= 1", "'0'"}},
+      {"async_without_interior_tets", Scene("thin.yaml", "output:", "integrator: async\noutput:"),
+       "run thin.yaml", 1, {"thin.yaml", "async.surface_layers", "no tet is fully implicit", "semi_implicit"}},
       {"semi_implicit_with_friction",
        Scene("friction.yaml", "normal: [0, 1, 0]}", "normal: [0, 1, 0], friction: 0.3}\nintegrator: semi_implicit"),
        "run friction.yaml", 1, {"friction.yaml", "collision_objects[0].friction", "semi_implicit"}},

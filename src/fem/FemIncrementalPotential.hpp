@@ -34,6 +34,13 @@ class FemIncrementalPotential : public IncrementalPotential {
   void SetProjectHessian(bool project) { project_spd_ = project; }
   /// x_hat = x_n + dt v_n of the current step (owned values).
   Vec InertialTarget() const { return x_hat_; }
+  /// Restricts the potential to the elastic terms of the local tets with tets[e] != 0 and,
+  /// with external = false, drops gravity and the collision penalties (the coupled step of
+  /// integrators/FemAsync: the interior region's forces alone). Default: every term.
+  void Restrict(std::vector<char> tets, bool external) {
+    active_tets_ = std::move(tets);
+    external_ = external;
+  }
 
   void Hessian(Vec x, Mat H) override;
   /// Collective. The elastic stiffness K(x) = sum_e V_e B_e^T dP/dF(F_e) B_e alone (N/m,
@@ -84,6 +91,8 @@ class FemIncrementalPotential : public IncrementalPotential {
   /// elastic forces' net torque.
   std::vector<double> body_stiffness_volume_;
   bool project_spd_ = true;
+  std::vector<char> active_tets_;  ///< empty: all tets (Restrict)
+  bool external_ = true;           ///< gravity and penalties (Restrict)
   double dt_ = 0.0;
   double t_next_ = 0.0;
   Vec x_n_ = nullptr;

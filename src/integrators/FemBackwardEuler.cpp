@@ -26,28 +26,11 @@ FemBackwardEuler::FemBackwardEuler(FemModel& model, Vec x, Vec v)
 FemBackwardEuler::~FemBackwardEuler() {
   VecDestroy(&u_);
   VecDestroy(&guess_);
-  VecDestroy(&x_kept_);
-  VecDestroy(&v_kept_);
 }
 
-void FemBackwardEuler::KeepState() {
-  if (!x_kept_) {
-    OPTISTEP_PETSC(VecDuplicate(x_, &x_kept_));
-    OPTISTEP_PETSC(VecDuplicate(v_, &v_kept_));
-  }
-  OPTISTEP_PETSC(VecCopy(x_, x_kept_));
-  OPTISTEP_PETSC(VecCopy(v_, v_kept_));
-  t_kept_ = t_;
-  steps_kept_ = steps_;
-}
+void FemBackwardEuler::KeepState() { kept_.Keep(x_, v_, t_, steps_); }
 
-void FemBackwardEuler::RestoreKeptState() {
-  // Owned entries only, as TryStep writes them; ghosts are refreshed where they are read.
-  OPTISTEP_PETSC(VecCopy(x_kept_, x_));
-  OPTISTEP_PETSC(VecCopy(v_kept_, v_));
-  t_ = t_kept_;
-  steps_ = steps_kept_;
-}
+void FemBackwardEuler::RestoreKeptState() { kept_.Restore(x_, v_, &t_, &steps_); }
 
 SolveReport FemBackwardEuler::TryStep(double dt) {
   potential_.BeginStep(x_, v_, dt, t_ + dt);

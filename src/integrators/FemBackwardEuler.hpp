@@ -9,6 +9,7 @@
 #include "fem/FemIncrementalPotential.hpp"
 #include "fem/FemModel.hpp"
 #include "integrators/BackwardEuler.hpp"
+#include "integrators/KeptState.hpp"
 
 namespace optistep {
 
@@ -36,10 +37,7 @@ class FemBackwardEuler : public BackwardEuler {
   FemIncrementalPotential potential_;
   Vec u_ = nullptr;
   Vec guess_ = nullptr;
-  Vec x_kept_ = nullptr;
-  Vec v_kept_ = nullptr;
-  double t_kept_ = 0.0;
-  long steps_kept_ = 0;
+  KeptNodeState kept_;
 };
 
 }  // namespace optistep

@@ -8,6 +8,7 @@
 #include "core/GhostedVector.hpp"
 #include "core/Phases.hpp"
 #include "fem/TetElement.hpp"
+#include "integrators/AsyncRegions.hpp"
 
 namespace optistep {
 namespace {
@@ -17,8 +18,14 @@ const Phase kDampingSolvePhase("DampingSolve");
 
 }  // namespace
 
-FemSemiImplicit::FemSemiImplicit(FemModel& model, Vec x, Vec v)
-    : model_(model), x_(x), v_(v), beta_(model.scene().damping.stiffness_beta) {
+FemSemiImplicit::FemSemiImplicit(FemModel& model, Vec x, Vec v, std::vector<char> active,
+                                 const RigidForceDistribution* distribution)
+    : model_(model),
+      x_(x),
+      v_(v),
+      active_(std::move(active)),
+      distribution_(distribution),
+      beta_(model.scene().damping.stiffness_beta) {
   const SceneConfig& scene = model_.scene();
   for (std::size_t c = 0; c < scene.collision_objects.size(); ++c)
     if (scene.collision_objects[c].friction > 0.0)
@@ -29,7 +36,7 @@ FemSemiImplicit::FemSemiImplicit(FemModel& model, Vec x, Vec v)
   const DistributedTetMesh& mesh = model_.mesh();
   double w2 = 0.0;
   for (std::size_t e = 0; e < mesh.tets.size(); ++e) {
-    if (!mesh.tet_counted[e]) continue;
+    if (!mesh.tet_counted[e] || (!active_.empty() && !active_[e])) continue;
     const int te = static_cast<int>(e);
     const double V = model_.RestVolume(te);
     const Eigen::Matrix<double, 9, 12> B = DeformationGradientJacobian(model_.Beta(te));
@@ -121,6 +128,11 @@ void FemSemiImplicit::Forces(Vec x, const std::vector<char>& active, Vec f) {
   OPTISTEP_PETSC(VecRestoreArray(f, &fa));
 }
 
+void FemSemiImplicit::SubstepForces(Vec x, Vec f) {
+  Forces(x, active_, f);
+  if (distribution_) distribution_->Apply(x, f);
+}
+
 void FemSemiImplicit::Kick(Vec v, Vec f, double h) const {
   PetscScalar* va = nullptr;
   const PetscScalar* fa = nullptr;
@@ -181,11 +193,10 @@ void FemSemiImplicit::Damp(Vec x, Vec v, double h) {
 SolveReport FemSemiImplicit::TryStep(double dt) {
   const DistributedTetMesh& mesh = model_.mesh();
   const double t_next = t_ + dt;
-  const std::vector<char> all;
   damping_iterations_ = 0;
   // v^(n+1/2) = v^n + dt/2 a(x^n, v^(n+1/2)); Dirichlet nodes at the velocity that takes
   // them to their targets at t^(n+1).
-  if (!forces_current_) Forces(x_, all, f_);
+  if (!forces_current_) SubstepForces(x_, f_);
   forces_current_ = false;
   OPTISTEP_PETSC(VecCopy(v_, v_half_));
   Kick(v_half_, f_, 0.5 * dt);
@@ -216,7 +227,7 @@ SolveReport FemSemiImplicit::TryStep(double dt) {
     OPTISTEP_PETSC(VecRestoreArray(x_new_, &xa));
   }
   // v^(n+1) = v^n + dt a(x^(n+1), v^(n+1)); Dirichlet nodes keep the velocity of their move.
-  Forces(x_new_, all, f_);
+  SubstepForces(x_new_, f_);
   OPTISTEP_PETSC(VecCopy(v_, v_new_));
   Kick(v_new_, f_, dt);
   {

@@ -34,12 +34,20 @@
 
 namespace optistep {
 
+class RigidForceDistribution;
+
 class FemSemiImplicit : public Integrator {
  public:
   /// Collective. x (m) and v (m/s) are the model's ghosted node vectors that TryStep
   /// advances in place. InputError (naming the scene and the key) for a collision object
   /// with friction: the scheme does not apply Coulomb friction.
-  FemSemiImplicit(FemModel& model, Vec x, Vec v);
+  FemSemiImplicit(FemModel& model, Vec x, Vec v) : FemSemiImplicit(model, x, v, {}, nullptr) {}
+  /// The surface-layer substeps of integrators/FemAsync: the elastic forces of the tets
+  /// with active[e] != 0 only (all when empty), and, when distribution is not null, the
+  /// forces on its nodes distributed by it (Schroeder et al. 2010 Sec. 5) before every
+  /// kick; the CFL step is over the active tets. distribution must outlive this object.
+  FemSemiImplicit(FemModel& model, Vec x, Vec v, std::vector<char> active,
+                  const RigidForceDistribution* distribution);
   ~FemSemiImplicit() override;
 
   const char* Name() const override { return "semi_implicit"; }
@@ -63,8 +71,10 @@ class FemSemiImplicit : public Integrator {
   /// f_e + f_c + M g over the tets with active[e] (all when active is empty), zero rows at
   /// Dirichlet nodes. Into f (owned values).
   void Forces(Vec x, const std::vector<char>& active, Vec f);
-  /// Largest element frequency w_e (1/s) over the mesh (collective in the constructor).
+  /// Largest element frequency w_e (1/s) over the (active) tets (collective in the constructor).
   double MaxElementFrequency() const { return w_max_; }
+  /// Forgets the forces kept from the last step: x was changed by someone else.
+  void ForgetForces() { forces_current_ = false; }
 
  private:
   /// v_owned += h M^-1 f at free nodes.
@@ -73,9 +83,14 @@ class FemSemiImplicit : public Integrator {
   /// the free rows (delta = 0 at Dirichlet nodes).
   void Damp(Vec x, Vec v, double h);
 
+  /// Forces(x, active_, f), then the distribution, if any.
+  void SubstepForces(Vec x, Vec f);
+
   FemModel& model_;
   Vec x_;
   Vec v_;
+  std::vector<char> active_;
+  const RigidForceDistribution* distribution_ = nullptr;
   double beta_ = 0.0;
   double w_max_ = 0.0;
   double dt_cfl_ = 0.0;

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "core/Error.hpp"
+#include "integrators/FemAsync.hpp"
 #include "integrators/FemBackwardEuler.hpp"
 #include "integrators/FemSemiImplicit.hpp"
 #include "integrators/MpmBackwardEuler.hpp"
@@ -25,7 +26,8 @@ std::unique_ptr<Integrator> CreateFemIntegrator(const SceneConfig& scene, FemMod
                                                 Vec v) {
   if (scene.integrator == "backward_euler") return std::make_unique<FemBackwardEuler>(model, x, v);
   if (scene.integrator == "semi_implicit") return std::make_unique<FemSemiImplicit>(model, x, v);
-  Unavailable(scene, "FEM", {"backward_euler", "semi_implicit"});
+  if (scene.integrator == "async") return std::make_unique<FemAsync>(model, x, v);
+  Unavailable(scene, "FEM", {"backward_euler", "semi_implicit", "async"});
 }
 
 std::unique_ptr<Integrator> CreateMpmIntegrator(const SceneConfig& scene, mpm::MpmDomain& domain,
