@@ -2,9 +2,9 @@
 // integrators/FemAsync.hpp) on 1, 2 and 4 ranks:
 //  - free fall is the exact parabola x0 + v0 t + g t^2 / 2 (gravity on every node in every
 //    substep; the interior's forces vanish on a rigid motion);
-//  - an elastic ball (tests/data/sphere_coarse: 175 nodes, 450 tets, radius 0.5 m; made as
-//    scripts/make-sphere-mesh.py makes sphere20k but from a once-subdivided icosphere and
-//    `tetgen -pq1.5a4e-3Q`) dropped 0.1 m onto a penalty ground, to t = 0.4 s (through impact,
+//  - an elastic ball (tests/data/sphere_coarse: 73 nodes, 284 tets of which 85 fully implicit,
+//    radius 0.5 m; made as scripts/make-sphere-mesh.py makes sphere20k but from a
+//    once-subdivided icosphere and `tetgen -pq1.5a1e-3YQ`, -Y: no nodes added on the surface) dropped 0.1 m onto a penalty ground, to t = 0.4 s (through impact,
 //    into the rebound), against newton (backward_euler) and semi_implicit: the ground exerts
 //    no horizontal force, so all keep zero horizontal momentum (to the minimizer's net-force
 //    termination, 1e-3 M a); the vertical momentum balance J = P(T) - P(0) - M g T is the
@@ -14,11 +14,14 @@
 //    ground by more than the depth at which the lightest node's penalty energy k m d^3 would
 //    hold the whole ball's kinetic energy at impact (an energy bound);
 //  - the same trajectory on any ranks (to round-off), bitwise on the same ranks; a run
-//    resumed from a mid-frame checkpoint is bitwise the uninterrupted one.
+//    resumed from a mid-frame checkpoint is bitwise the uninterrupted one;
+//  - the frames hold the per-tet region (199 surface-layer tets of 284, counted apart).
 #include <gtest/gtest.h>
+#include <hdf5.h>
 
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 
 #include "FemRunChecks.hpp"
 #include "TestScenes.hpp"
@@ -149,6 +152,36 @@ TEST(Async, SameTrajectoryOnAnyRanksBitwiseOnTheSame) {
 
 TEST(Async, ResumedMidFrameIsBitwiseTheUninterruptedRun) {
   test::ExpectResumedBitwise(ImpactScene("async_restart"), 3, 1);
+}
+
+TEST(Async, FramesHoldTheRegionPerTet) {
+  // 199 of the ball's 284 tets have a node on its surface (faces of one tet), counted from
+  // tests/data/sphere_coarse.ele by a separate script; 85 are fully implicit.
+  const SceneConfig scene = BallScene("async_frames", "async", {"time.frames=1"});
+  FemSimulation sim(PETSC_COMM_WORLD, scene);
+  RunOptions options;
+  options.print = false;
+  ASSERT_EQ(sim.Run(options), RunOutcome::kFinished);
+  if (test::Rank() != 0) return;
+  std::string frame;
+  for (const auto& entry : std::filesystem::directory_iterator(scene.output.directory + "/frames"))
+    if (entry.path().string().find("000001.h5") != std::string::npos) frame = entry.path().string();
+  ASSERT_FALSE(frame.empty());
+  const hid_t file = H5Fopen(frame.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  ASSERT_GE(file, 0) << frame;
+  const hid_t dataset = H5Dopen2(file, "/async_region", H5P_DEFAULT);
+  ASSERT_GE(dataset, 0) << frame << " has no /async_region";
+  std::vector<double> region(284, -1.0);
+  const hid_t space = H5Dget_space(dataset);
+  EXPECT_EQ(H5Sget_simple_extent_npoints(space), 284);
+  H5Sclose(space);
+  H5Dread(dataset, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, region.data());
+  H5Dclose(dataset);
+  H5Fclose(file);
+  long ones = 0, zeros = 0;
+  for (double r : region) (r == 1.0 ? ones : zeros) += (r == 1.0 || r == 0.0);
+  EXPECT_EQ(ones, 199);
+  EXPECT_EQ(zeros, 85);
 }
 
 TEST(Async, NoInteriorTetsIsAnInputError) {
