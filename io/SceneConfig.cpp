@@ -883,7 +883,8 @@ SceneConfig ParseScene(const Field& root, const std::string& path) {
   const MapView m(root, {"name", "gravity", "integrator", "discretization", "mpm", "time",
                          "bodies", "boundary_conditions", "collision_objects", "solver",
                          "dot", "damping", "friction", "quasi_static", "xpbd", "chains", "cloths",
-                         "output", "petsc_options", "time_functions", "loads", "gravity_time_function"});
+                         "async", "output", "petsc_options", "time_functions", "loads",
+                         "gravity_time_function"});
   SceneConfig scene;
   scene.path = path;
   scene.name = fs::path(path).stem().string();
@@ -972,6 +973,10 @@ SceneConfig ParseScene(const Field& root, const std::string& path) {
   const MapView xpbd(m.Get("xpbd"), {"substeps", "iterations"});
   xpbd.Read("substeps", scene.xpbd.substeps, kPositiveInteger);
   xpbd.Read("iterations", scene.xpbd.iterations, kPositiveInteger);
+  if (mpm && m.Has("async")) m.Get("async").Error("only FEM scenes (discretization: fem) take 'async'");
+  const MapView async(m.Get("async"), {"surface_layers", "epsilon"});
+  async.Read("surface_layers", scene.async.surface_layers, kPositiveInteger);
+  async.Read("epsilon", scene.async.epsilon, Range{0.0, 1.0});
   const MapView output(m.Get("output"), {"directory", "every", "checkpoint_every_steps",
                                          "checkpoint_every_seconds", "checkpoints_kept"});
   scene.output.directory = "out/" + scene.name;

@@ -311,6 +311,19 @@ struct DampingConfig {
   double stiffness_beta = 0.0;
 };
 
+/// Asynchronous evolution (Schroeder, Kwatra, Zheng, Fedkiw 2010; top-level key `async`,
+/// FEM only; src/integrators/AsyncRegions.hpp).
+struct AsyncConfig {
+  /// Layers of tets from the boundary surface that form the semi-implicit region (Sec. 4):
+  /// layer 1 is the tets with a node on the surface, layer k + 1 the tets with a node of
+  /// layer k; integer >= 1, 1 as in the paper's examples.
+  int surface_layers = 1;
+  /// Force distribution (Sec. 5): the fully implicit region's forces become
+  /// epsilon P f + (1 - epsilon) f, P the mass-symmetric projection onto rigid motions;
+  /// in [0, 1] (0: off, 1: the region moves rigidly), 0.5 as in the paper's examples.
+  double epsilon = 0.5;
+};
+
 /// The MPM discretization (top-level key `mpm`, required exactly when discretization is
 /// "mpm"): a background grid of spacing dx and particles sampled in each body.
 struct MpmConfig {
@@ -443,6 +456,7 @@ struct SceneConfig {
   FrictionConfig friction;
   QuasiStaticConfig quasi_static;
   XpbdConfig xpbd;
+  AsyncConfig async;  ///< read only in FEM scenes
   OutputConfig output;
   /// PETSc options from the scene ("-newton_ksp_type cg ..."), inserted before the
   /// command line's so that the command line wins.

@@ -69,6 +69,11 @@ const std::map<std::string, std::vector<std::string>> kSmall = {
     {"snowball",
      {"time.frames=2", "time.frame_rate=120", "mpm.dx=0.04", "bodies.0.shape.center=[0.38, 0.8, 0]"}},
     {"stretched_cube", {"time.frames=2", "time.dt=0.020833333333333332"}},
+    // Run by semi_implicit: frames of 1/2000 s, 2 CFL steps of 2.5e-4 s each (the limit 2.7e-4 s).
+    {"sphere_drop", {"time.frames=2", "time.frame_rate=2000", "integrator=semi_implicit"}},
+    // Run by async: steps of 1/960 s, 4 surface-layer substeps and a coupled Newton step each.
+    {"sphere_drop_sliver",
+     {"time.frames=2", "time.frame_rate=480", "time.dt=0.0010416666666666667", "integrator=async"}},
     {"twisted_bar", {"time.frames=2", "time.dt=0.0125"}},
 };
 

@@ -132,6 +132,7 @@ solver:
   best_of_two_guesses: false
 dot: {subdomains_per_rank: 3, merge: symmetric}
 damping: {stiffness_beta: 0.01}
+async: {surface_layers: 2, epsilon: 0.25}
 output: {directory: results/full, every: 5, checkpoint_every_steps: 100,
          checkpoint_every_seconds: 1800, checkpoints_kept: 3}
 petsc_options: [-newton_ksp_type cg, -newton_pc_type jacobi]
@@ -233,6 +234,8 @@ petsc_options: [-newton_ksp_type cg, -newton_pc_type jacobi]
   EXPECT_EQ(s.solver.dot.subdomains_per_rank, 3);
   EXPECT_EQ(s.solver.dot.merge, "symmetric");
   EXPECT_EQ(s.damping.stiffness_beta, 0.01);
+  EXPECT_EQ(s.async.surface_layers, 2);
+  EXPECT_EQ(s.async.epsilon, 0.25);
   EXPECT_EQ(s.output.directory, "results/full");
   EXPECT_EQ(s.output.every, 5);
   EXPECT_EQ(s.output.checkpoint_every_steps, 100);
@@ -277,6 +280,9 @@ TEST_F(SceneConfigTest, Defaults) {
                 .solver.forcing,
             "gradient");
   EXPECT_EQ(s.damping.stiffness_beta, 0.0);
+  // Schroeder et al. 2010: one surface layer, epsilon 0.5 (the paper's examples).
+  EXPECT_EQ(s.async.surface_layers, 1);
+  EXPECT_EQ(s.async.epsilon, 0.5);
   EXPECT_EQ(s.output.directory, "out/bar");
   EXPECT_EQ(s.output.every, 1);
   EXPECT_EQ(s.output.checkpoint_every_steps, 0);

@@ -134,9 +134,11 @@ void FemSimulation::WriteFrame() {
   std::vector<std::vector<double>> cell_data;
   std::vector<XdmfTimeSeries::Field> fields;
   fields.push_back({"velocity", false, velocities});
-  const std::pair<const char*, const std::vector<double>*> cells[] = {
+  const auto extra = integrator_->FrameCellFields();  // e.g. async's region (per tet)
+  std::vector<std::pair<const char*, const std::vector<double>*>> cells = {
       {"J", &J}, {"von_mises", &von_mises}, {"rank", &owner}};
-  cell_data.reserve(3);
+  for (const auto& [name, values] : extra) cells.emplace_back(name.c_str(), &values);
+  cell_data.reserve(cells.size());
   for (const auto& [name, values] : cells) {
     const DistributedArray<double> natural = tet_order_->ToNatural(values->data());
     cell_data.emplace_back(natural.data, natural.data + natural.local_rows);

@@ -125,6 +125,7 @@ PetscReal FemIncrementalPotential::Evaluate(Vec x, Vec g) {
   double energy = 0.0;
   // Elastic term, eq. 5's sum_e V_e Psi(F_e): one loop over local tets.
   for (size_t e = 0; e < mesh.tets.size(); ++e) {
+    if (!active_tets_.empty() && !active_tets_[e]) continue;
     const auto& t = mesh.tets[e];
     const auto& beta = model_.Beta(static_cast<int>(e));
     const Mat3 F = DeformationGradient(TetPositions(xl, t), beta);
@@ -151,6 +152,12 @@ PetscReal FemIncrementalPotential::Evaluate(Vec x, Vec g) {
     const double m = model_.Mass(static_cast<int>(l));
     const Vec3 xi(xl[3 * l], xl[3 * l + 1], xl[3 * l + 2]);
     const Vec3 dx = xi - Vec3(xh[3 * l], xh[3 * l + 1], xh[3 * l + 2]);
+    if (!external_) {
+      energy += 0.5 * m * inv_dt2 * dx.squaredNorm();
+      if (ga)
+        for (int d = 0; d < 3; ++d) ga[3 * l + d] += m * inv_dt2 * dx[d];
+      continue;
+    }
     energy += 0.5 * m * inv_dt2 * dx.squaredNorm() - m * gravity.dot(xi);
     Vec3 grad = m * inv_dt2 * dx - m * gravity;
     for (const auto& c : model_.collision_objects()) energy += c.Penalty(xi, m, &grad, nullptr);
@@ -159,7 +166,7 @@ PetscReal FemIncrementalPotential::Evaluate(Vec x, Vec g) {
       for (int d = 0; d < 3; ++d) ga[3 * l + d] += grad[d];
   }
   OPTISTEP_PETSC(VecRestoreArrayRead(x_hat_, &xh));
-  if (!loads_.empty()) energy += loads_.Energy(xl, ga);
+  if (external_ && !loads_.empty()) energy += loads_.Energy(xl, ga);
   double total = 0.0;
   MPI_Allreduce(&energy, &total, 1, MPI_DOUBLE, MPI_SUM, model_.comm());
   if (ga) OPTISTEP_PETSC(VecRestoreArray(g, &ga));
@@ -237,6 +244,7 @@ void FemIncrementalPotential::AccumulateElasticHessian(const PetscScalar* xl) {
   const DistributedTetMesh& mesh = model_.mesh();
   Eigen::Matrix<double, 12, 12> block;
   for (size_t e = 0; e < mesh.tets.size(); ++e) {
+    if (xl && !active_tets_.empty() && !active_tets_[e]) continue;
     const int* slots = &tet_slots_[16 * e];
     bool any_row = false;
     for (int k = 0; k < 16; ++k) any_row |= slots[k] >= 0;
@@ -289,7 +297,7 @@ void FemIncrementalPotential::Hessian(Vec x, Mat H) {
       Eigen::Map<Mat3> block(&row_values_[9 * static_cast<size_t>(diagonal_slot_[l])]);
       const bool held = model_.IsConstrained(static_cast<int>(l));
       block += m * (held ? inv_dt2 : inertia_ * inv_dt2) * Mat3::Identity();
-      if (!held) {
+      if (external_ && !held) {
         const Vec3 xi(xl[3 * l], xl[3 * l + 1], xl[3 * l + 2]);
         Mat3 penalty = Mat3::Zero();
         for (const auto& c : model_.collision_objects()) c.Penalty(xi, m, nullptr, &penalty);
@@ -297,7 +305,7 @@ void FemIncrementalPotential::Hessian(Vec x, Mat H) {
         block += penalty;
       }
     }
-    if (!loads_.empty())
+    if (external_ && !loads_.empty())
       loads_.AddHessian(xl, project_spd_, [&](int e, int a, int b, const Mat3& block) {
         const int slot = tet_slots_[16 * static_cast<size_t>(e) + 4 * a + b];
         if (slot >= 0) Eigen::Map<Mat3>(&row_values_[9 * static_cast<size_t>(slot)]) += block;
@@ -308,6 +316,15 @@ void FemIncrementalPotential::Hessian(Vec x, Mat H) {
     ScopedPhase phase(kAssemblyPhase);
     OPTISTEP_PETSC(MatAXPY(H, beta_ / dt_, stiffness_n_, SAME_NONZERO_PATTERN));
   }
+}
+
+void FemIncrementalPotential::Stiffness(Vec x, Mat K) {
+  {
+    ScopedPhase phase(kHessianPhase);
+    const auto local = LoadLocal(x);
+    AccumulateElasticHessian(local->data());
+  }
+  InsertRows(K);
 }
 
 Mat FemIncrementalPotential::RestShapeMatrix() {

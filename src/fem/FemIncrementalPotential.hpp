@@ -52,8 +52,20 @@ class FemIncrementalPotential : public IncrementalPotential {
   /// The external load of the free nodes, |f_ext|_2 = |load_scale m_i g|_2 over the free
   /// owned nodes of all ranks (N). Collective.
   double ExternalLoadNorm() const;
+  /// Restricts the potential to the elastic terms of the local tets with tets[e] != 0 and,
+  /// with external = false, drops gravity and the collision penalties (the coupled step of
+  /// integrators/FemAsync: the interior region's forces alone). Default: every term.
+  void Restrict(std::vector<char> tets, bool external) {
+    active_tets_ = std::move(tets);
+    external_ = external;
+  }
 
   void Hessian(Vec x, Mat H) override;
+  /// Collective. The elastic stiffness K(x) = sum_e V_e B_e^T dP/dF(F_e) B_e alone (N/m,
+  /// SPD-projected per tet unless SetProjectHessian(false)), at positions x (m), into K
+  /// from CreateHessian(): Dirichlet rows and columns decoupled as in Hessian(). For the
+  /// implicit Rayleigh damping of integrators/FemSemiImplicit.
+  void Stiffness(Vec x, Mat K);
   Mat CreateHessian() override;
   /// tol_i = epsilon s_i |dP/dF(I)|-weighted, see the .cpp (HOT Sec. 5.2 after DOT).
   void CharacteristicNormWeights(double epsilon, Vec w) override;
@@ -102,6 +114,8 @@ class FemIncrementalPotential : public IncrementalPotential {
   std::unique_ptr<FrictionPotential> friction_;  ///< null unless friction.model is potential
   double inertia_ = 1.0;
   double load_scale_ = 1.0;
+  std::vector<char> active_tets_;  ///< empty: all tets (Restrict)
+  bool external_ = true;           ///< gravity and penalties (Restrict)
   double dt_ = 0.0;
   double t_next_ = 0.0;
   Vec x_n_ = nullptr;

@@ -27,16 +27,6 @@ FemXpbd::FemXpbd(FemModel& model, Vec x, Vec v)
       x_(x),
       v_(v),
       damping_beta_(model.scene().damping.stiffness_beta) {
-  // XPBD's substeps move nodes by constraint projections; the loads of the incremental
-  // potential (src/fem/FemLoads) and IPC's friction potential have no counterpart here.
-  const SceneConfig& scene = model.scene();
-  if (!scene.loads.empty())
-    throw InputError(scene.path + ": loads: not available with integrator: xpbd (backward_euler and "
-                     "quasi_static take them)");
-  if (scene.friction.model != "after_solve")
-    throw InputError(scene.path + ": friction.model: '" + scene.friction.model +
-                     "' is not available with integrator: xpbd (it applies Coulomb friction per "
-                     "substep; leave friction.model out)");
   const DistributedTetMesh& mesh = model_.mesh();
   OPTISTEP_PETSC(VecDuplicate(x_, &xs_));
   OPTISTEP_PETSC(VecDuplicate(x_, &dx_));

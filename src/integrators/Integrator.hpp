@@ -8,6 +8,7 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "solvers/Minimizer.hpp"
@@ -80,6 +81,11 @@ class Integrator {
   /// The integrator's own stats.csv columns and, after an accepted step, their values.
   virtual std::vector<std::string> StatsColumns() const { return {}; }
   virtual std::vector<double> StatsValues() const { return {}; }
+  /// Per-cell fields the integrator adds to every frame: (name, one value per counted local
+  /// tet in local order), e.g. async's region split. Not collective.
+  virtual std::vector<std::pair<std::string, std::vector<double>>> FrameCellFields() const {
+    return {};
+  }
 };
 
 }  // namespace optistep

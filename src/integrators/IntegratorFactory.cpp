@@ -4,11 +4,14 @@
 #include <vector>
 
 #include "core/Error.hpp"
+#include "integrators/FemAsync.hpp"
 #include "integrators/FemBackwardEuler.hpp"
 #include "integrators/FemQuasiStatic.hpp"
 #include "integrators/ChainXpbd.hpp"
 #include "integrators/FemXpbd.hpp"
+#include "integrators/FemSemiImplicit.hpp"
 #include "integrators/MpmBackwardEuler.hpp"
+#include "integrators/PotentialTerms.hpp"
 
 namespace optistep {
 namespace {
@@ -27,8 +30,18 @@ std::unique_ptr<Integrator> CreateFemIntegrator(const SceneConfig& scene, FemMod
                                                 Vec v) {
   if (scene.integrator == "backward_euler") return std::make_unique<FemBackwardEuler>(model, x, v);
   if (scene.integrator == "quasi_static") return std::make_unique<FemQuasiStatic>(model, x, v);
-  if (scene.integrator == "xpbd") return std::make_unique<FemXpbd>(model, x, v);
-  Unavailable(scene, "FEM", {"backward_euler", "quasi_static", "xpbd"});
+  // XPBD steps by constraint projections (gravity taken per step), semi_implicit and
+  // async's substeps by forces of x alone: none minimizes the potential that holds the loads.
+  if (scene.integrator == "xpbd") {
+    RefusePotentialOnlyTerms(scene, /*time_dependent_gravity=*/true);
+    return std::make_unique<FemXpbd>(model, x, v);
+  }
+  if (scene.integrator == "semi_implicit" || scene.integrator == "async") {
+    RefusePotentialOnlyTerms(scene, /*time_dependent_gravity=*/false);
+    if (scene.integrator == "async") return std::make_unique<FemAsync>(model, x, v);
+    return std::make_unique<FemSemiImplicit>(model, x, v);
+  }
+  Unavailable(scene, "FEM", {"backward_euler", "quasi_static", "xpbd", "semi_implicit", "async"});
 }
 
 std::unique_ptr<Integrator> CreateParticleIntegrator(const SceneConfig& scene) {

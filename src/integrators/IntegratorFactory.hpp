@@ -1,8 +1,10 @@
 #pragma once
 // Picks the time integrator of a scene by its `integrator:` key (docs/ARCHITECTURE.md).
 // Names: backward_euler (Gast et al. 2015: every step a minimization, for FEM and MPM);
-// xpbd (Macklin et al. 2019: substeps of XPBD, FEM and particle scenes; integrators/FemXpbd.hpp,
-// ChainXpbd.hpp).
+// quasi_static (FEM: integrators/FemQuasiStatic.hpp); xpbd (Macklin et al. 2019: substeps of
+// XPBD, FEM and particle scenes; integrators/FemXpbd.hpp, ChainXpbd.hpp); semi_implicit
+// (Schroeder et al. 2010 Sec. 3.1, FEM: integrators/FemSemiImplicit.hpp); async (Schroeder
+// et al. 2010 Secs. 4-5, FEM: integrators/FemAsync.hpp).
 #include <memory>
 #include <petscvec.h>
 

@@ -1,0 +1,117 @@
+#pragma once
+// The semi-implicit scheme of Schroeder, Kwatra, Zheng, Fedkiw 2010, "Asynchronous Evolution
+// for Fully-Implicit and Semi-Implicit Time Integration", Sec. 3.1 (after Su, Schroeder,
+// Irving, Fedkiw 2009), on a tet mesh, as issue 15 writes it:
+//   v^(n+1/2) = v^n + dt/2 a(t^(n+1/2), x^n, v^(n+1/2))
+//   x^(n+1)   = x^n + dt v^(n+1/2)
+//   v^(n+1)   = v^n + dt a(t^(n+1), x^(n+1), v^(n+1))
+// a = M^-1 (f_e(x) + f_c(x) + f_d(v)) + g: elastic forces f_e and the collision objects'
+// penalty forces f_c (Gast et al. 2015 Sec. 5.2, the same contact model as backward Euler)
+// explicit, in every step; Rayleigh damping f_d = -beta K(x) v (damping.stiffness_beta, 0 by
+// default: then no solve) implicit, a CG solve (PETSc KSP, prefix semi_implicit_) on
+// M + h beta K(x) with h = dt/2 and dt. Gravity is exact: free fall is the parabola.
+// Dirichlet nodes move to their scripted targets at t^(n+1).
+//
+// Step limit (Integrator::MaxStep): for a mode of frequency w the scheme's step matrix (in
+// x, v/w) is [[1 - s^2/2, s], [-s (1 - s^2/2), 1 - s^2]], s = w dt, of determinant
+// 1 - s^2/2 and trace 2 - 3 s^2/2: stable exactly for s <= sqrt(2). The largest w of a mesh
+// with lumped masses is bounded by the largest element frequency (the element eigenvalue
+// inequality, Irons and Treharne 1971; Hughes, "The Finite Element Method", 1987, Sec. 9.3):
+//   w_e^2 = lambda_max(K_e) / (rho_e V_e / 4),   K_e = V_e B^T dP/dF(I) B
+// at the rest shape, which for a uniaxial strain wave is (c_d / l_e)^2 (2)^2 with
+// c_d = sqrt((lambda + 2 mu) / rho) the dilatational wave speed and l_e the element's
+// length along the wave: dt_max = sqrt(2) / max_e w_e. The penalty contacts' stiffness
+// 6 k m |phi| is not in the bound (small for penetrations of millimetres).
+#include <petscksp.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "fem/FemIncrementalPotential.hpp"
+#include "fem/FemModel.hpp"
+#include "integrators/Integrator.hpp"
+
+namespace optistep {
+
+class RigidForceDistribution;
+
+class FemSemiImplicit : public Integrator {
+ public:
+  /// Collective. x (m) and v (m/s) are the model's ghosted node vectors that TryStep
+  /// advances in place. InputError (naming the scene and the key) for a collision object
+  /// with friction: the scheme does not apply Coulomb friction.
+  FemSemiImplicit(FemModel& model, Vec x, Vec v) : FemSemiImplicit(model, x, v, {}, nullptr) {}
+  /// The surface-layer substeps of integrators/FemAsync: the elastic forces of the tets
+  /// with active[e] != 0 only (all when empty), and, when distribution is not null, the
+  /// forces on its nodes distributed by it (Schroeder et al. 2010 Sec. 5) before every
+  /// kick; the CFL step is over the active tets. distribution must outlive this object.
+  FemSemiImplicit(FemModel& model, Vec x, Vec v, std::vector<char> active,
+                  const RigidForceDistribution* distribution);
+  ~FemSemiImplicit() override;
+
+  const char* Name() const override { return "semi_implicit"; }
+  std::string Method() const override { return "semi_implicit"; }
+  std::string Describe() const override;
+  /// Collective. Never fails but for a NaN (the state is then unchanged).
+  SolveReport TryStep(double dt) override;
+  bool HasStepLimit() const override { return true; }
+  /// sqrt(2) / max_e w_e (s), see the file comment; fixed by the rest shape.
+  double MaxStep() const override { return dt_cfl_; }
+  double time() const override { return t_; }
+  long steps() const override { return steps_; }
+  /// Also forgets the forces kept from the last step (a restart brings another state).
+  void SetClock(double t, long steps) override {
+    t_ = t;
+    steps_ = steps;
+    forces_current_ = false;
+  }
+
+  /// Collective. Forces (N) on the owned nodes at positions x (a ghosted node vector, m):
+  /// f_e + f_c + M g over the tets with active[e] (all when active is empty), zero rows at
+  /// Dirichlet nodes. Into f (owned values).
+  void Forces(Vec x, const std::vector<char>& active, Vec f);
+  /// Largest element frequency w_e (1/s) over the (active) tets (collective in the constructor).
+  double MaxElementFrequency() const { return w_max_; }
+  /// Forgets the forces kept from the last step: x was changed by someone else.
+  void ForgetForces() { forces_current_ = false; }
+
+ private:
+  /// v_owned += h M^-1 f at free nodes.
+  void Kick(Vec v, Vec f, double h) const;
+  /// Implicit Rayleigh damping: v <- v + delta, (M + h beta K(x)) delta = -h beta K(x) v on
+  /// the free rows (delta = 0 at Dirichlet nodes).
+  void Damp(Vec x, Vec v, double h);
+
+  /// Forces(x, active_, f), then the distribution, if any.
+  void SubstepForces(Vec x, Vec f);
+
+  FemModel& model_;
+  Vec x_;
+  Vec v_;
+  std::vector<char> active_;
+  const RigidForceDistribution* distribution_ = nullptr;
+  double beta_ = 0.0;
+  double w_max_ = 0.0;
+  double dt_cfl_ = 0.0;
+  double t_ = 0.0;
+  long steps_ = 0;
+  /// Forces at x_ (the end of the last step: they start the next one); a function of x_
+  /// alone, recomputed bit for bit when forces_current_ is false, so not checkpointed.
+  Vec f_ = nullptr;
+  bool forces_current_ = false;
+  Vec x_new_ = nullptr;
+  Vec v_half_ = nullptr;
+  Vec v_new_ = nullptr;
+  Vec local_ = nullptr;  ///< ghosted work vector for force evaluations
+  // Damping only: its matrix, the mass diagonal, and CG.
+  std::unique_ptr<FemIncrementalPotential> stiffness_source_;
+  Mat K_ = nullptr;
+  Vec mass_diagonal_ = nullptr;
+  Vec rhs_ = nullptr;
+  Vec delta_ = nullptr;
+  KSP ksp_ = nullptr;
+  long damping_iterations_ = 0;
+};
+
+}  // namespace optistep

@@ -1,0 +1,31 @@
+#pragma once
+// Scene terms that only the incremental potential (src/fem/FemIncrementalPotential) carries:
+// the `loads:` (src/fem/FemLoads), IPC's friction potential and, for integrators that keep
+// forces as functions of x alone, a time-dependent gravity. Integrators that step without
+// that potential (xpbd, semi_implicit, async's substeps) refuse them instead of ignoring them.
+
+#include <string>
+
+#include "core/Error.hpp"
+#include "io/SceneConfig.hpp"
+
+namespace optistep {
+
+/// Not collective (every rank reads the same scene). Throws InputError naming the scene, the
+/// key and `integrator` for loads, friction.model other than after_solve, and, unless
+/// time_dependent_gravity, a gravity_time_function.
+inline void RefusePotentialOnlyTerms(const SceneConfig& scene, bool time_dependent_gravity) {
+  const std::string with = " is not available with integrator: " + scene.integrator;
+  if (!scene.loads.empty())
+    throw InputError(scene.path + ": loads:" + with + " (backward_euler and quasi_static take them)");
+  if (scene.friction.model != "after_solve")
+    throw InputError(scene.path + ": friction.model: '" + scene.friction.model + "'" + with +
+                     " (leave friction.model out)");
+  const TimeFunctionConfig& tau = scene.gravity_time_function;
+  const bool unit = tau.kind == TimeFunctionConfig::Kind::kConstant && tau.value == 1.0;
+  if (!time_dependent_gravity && !unit)
+    throw InputError(scene.path + ": gravity_time_function:" + with +
+                     " (its forces are functions of the positions alone)");
+}
+
+}  // namespace optistep
