@@ -40,6 +40,8 @@ DPI = 100
 #     L-BFGS initializer's set-up at the step's start (src/solvers/LbfgsMinimizer.cpp).
 #   VCycle, SubdomainSolve, SubdomainMerge: inside InitializerApply.
 #   Energy, Gradient: inside LineSearch as well as outside (never stacked; in "other").
+# PETSc's nested log of each method (-log_view :FILE.xml:ascii_xml, read by nested_pairs)
+# shows these and no other nesting among the stacked phases (tests/perf/test_perf_tools.py).
 # Setup, Output and Checkpoint happen outside the steps (stats.csv's wall_s does not hold
 # them): they are not stacked; the CSV has their columns.
 OUTSIDE_STEPS = ["Setup", "Output", "Checkpoint"]
@@ -102,6 +104,28 @@ def log_totals(log, stage=MAIN_STAGE):
             "messages": 0.5 * sum(r["messages"] for r in summary),
             "message_bytes": 0.5 * sum(r["message_length"] for r in summary),
             "reductions": max(r["reductions"] for r in summary)}
+
+
+def nested_pairs(xml_path, prefix=PHASE_PREFIX):
+    """(parent, child) phase names, child run inside parent, from PETSc's nested log
+    (-log_view :FILE:ascii_xml; events under its timing threshold are not listed)."""
+    import xml.etree.ElementTree as ET
+    pairs = set()
+
+    def walk(node, stack):
+        for ev in node.findall("event"):
+            name = ev.find("name").text.strip()
+            here = stack
+            if name.startswith(prefix) and ":" not in name:
+                name = name[len(prefix):]
+                pairs.update((parent, name) for parent in stack if parent != name)
+                here = stack + [name]
+            sub = ev.find("events")
+            if sub is not None:
+                walk(sub, here)
+
+    walk(ET.parse(xml_path).getroot().find(".//timertree"), [])
+    return pairs
 
 
 def read_stats(path):

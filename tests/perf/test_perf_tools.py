@@ -179,6 +179,31 @@ class PerfTools(unittest.TestCase):
             stats = perf.read_stats(os.path.join(r["run_dir"], "out", "stats.csv"))
             self.assertEqual(stats[0]["method"], "lbfgs")
 
+    def test_stacked_phases_never_count_a_nested_phase_twice(self):
+        # PETSc's nested log shows which phase runs inside which; for every method, a phase
+        # drawn in the stacked bars must not run inside another drawn phase.
+        cases = [(SMOKE_MPM, m, "mpm") for m in ("newton", "lbfgs", "hot", "newton_mg")]
+        cases += [(SMOKE, m, "fem") for m in ("newton", "lbfgs", "dot")]
+        seen = set()
+        for scene, method, disc in cases:
+            out = os.path.join(self.tmp, f"nested_{disc}_{method}")
+            run([MPIEXEC, "-n", "2", OPTISTEP, "run", scene, "--quiet", "--set", "time.frames=1",
+                 "--set", "solver.method=" + method, "--set", "output.directory=" + out,
+                 "-log_view", ":" + out + ".xml:ascii_xml"])
+            pairs = perf.nested_pairs(out + ".xml")
+            seen |= pairs
+            present = {p for pair in pairs for p in pair}
+            row = {"t_" + p: 1.0 for p in present}
+            row.update(s_per_step=100.0, _discretization=disc)
+            drawn = set(perf.stacked_phases(row)) - {"other"}
+            for parent, child in pairs:
+                self.assertFalse(parent in drawn and child in drawn,
+                                 f"{method} ({disc}): {child} runs inside {parent}, both stacked")
+        # The nestings the table is built on are there (Assembly in MPM's Hessian, the
+        # lagged Hessian in L-BFGS's set-up).
+        self.assertIn(("Hessian", "Assembly"), seen)
+        self.assertIn(("InitializerSetUp", "Hessian"), seen)
+
     def test_report_plots_and_summary(self):
         text = run([os.path.join(SOURCE, "scripts/report"), self.run2, "--top", "2"])
         out = os.path.join(self.run2, "out")
