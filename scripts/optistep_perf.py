@@ -148,6 +148,7 @@ SUMMARY_PATTERNS = {
     "nodes": (r"(\d+) nodes, \d+ tets", int),
     "tets": (r"\d+ nodes, (\d+) tets", int),
     "particles": (r"(\d+) particles, dx", int),
+    "dx": (r"particles, dx ([0-9.eE+-]+) m", float),
     "edge_cut": (r"partition: edge cut (\d+)", int),
     "node_imbalance": (r"node imbalance ([0-9.]+)", float),
     "ghost_ratio": (r"ghost ratio ([0-9.]+)", float),
@@ -180,6 +181,35 @@ def read_memory(run_dir):
         if nums:
             mb.append(int(nums[-1]) / 1024.0)
     return mb
+
+
+def mpm_partition_quality(frame_path, dx):
+    """Partition quality of an MPM frame (an HDF5 frame: /positions, /rank per particle),
+    from the grid nodes each rank's particles touch (the 27-node quadratic B-spline stencil,
+    base = floor(x / dx - 1/2), src/mpm/BSpline.hpp): {"shared_nodes": nodes touched by
+    more than one rank (the interface, the cut), "ghost_ratio": ghost copies / active
+    nodes = sum over ranks of touched nodes / distinct touched nodes - 1 (each node has one
+    owner among the ranks that touch it), "node_imbalance": max / mean touched nodes}.
+    Needs python3-h5py and python3-numpy."""
+    import h5py
+    import numpy as np
+    with h5py.File(frame_path, "r") as f:
+        x = np.asarray(f["positions"], dtype=float)
+        rank = np.asarray(f["rank"]).astype(np.int64).ravel()
+    base = np.floor(x / dx - 0.5).astype(np.int64)
+    offsets = np.array([(a, b, c) for a in range(3) for b in range(3) for c in range(3)])
+    nodes = (base[:, None, :] + offsets[None, :, :]).reshape(-1, 3)
+    nodes -= nodes.min(axis=0)
+    span = nodes.max(axis=0) + 1
+    key = (nodes[:, 0] * span[1] + nodes[:, 1]) * span[2] + nodes[:, 2]
+    owner = np.repeat(rank, 27)
+    pairs = np.unique(np.stack([key, owner], axis=1), axis=0)  # (node, rank) touched
+    distinct, ranks_per_node = np.unique(pairs[:, 0], return_counts=True)
+    per_rank = np.bincount(pairs[:, 1])
+    per_rank = per_rank[per_rank > 0]
+    return {"shared_nodes": int((ranks_per_node > 1).sum()),
+            "ghost_ratio": float(len(pairs) / len(distinct) - 1.0),
+            "node_imbalance": float(per_rank.max() / per_rank.mean())}
 
 
 def png_size(path):
@@ -215,9 +245,10 @@ COLUMNS = [
     ("reductions", "MPI reductions (max over ranks, PETSc log)"),
     ("max_rss_MB", "peak resident memory of the largest rank, MB"),
     ("mean_rss_MB", "peak resident memory, mean over ranks, MB"),
-    ("edge_cut", "METIS dual-graph edges cut (FEM; empty for MPM)"),
+    ("edge_cut", "FEM: METIS dual-graph edges cut; MPM: grid nodes several ranks' particles "
+                 "touch (last frame)"),
     ("imbalance", "FEM: max/mean owned nodes; MPM: max/mean particles, mean over steps"),
-    ("ghost_ratio", "FEM: ghost nodes / owned nodes (empty for MPM)"),
+    ("ghost_ratio", "ghost nodes / owned nodes (FEM: the run summary; MPM: last frame)"),
     ("run_dir", "the run's folder"),
 ]
 
@@ -265,6 +296,13 @@ def collect_run(run_dir):
     else:
         row["imbalance"] = ""
     row["ghost_ratio"] = summary.get("ghost_ratio", "")
+    frames = sorted(glob.glob(os.path.join(run_dir, "out", "frames", "*.h5")))
+    if "dx" in summary and frames:
+        try:
+            q = mpm_partition_quality(frames[-1], summary["dx"])
+            row["edge_cut"], row["ghost_ratio"] = q["shared_nodes"], q["ghost_ratio"]
+        except ImportError:  # no python3-h5py: left empty
+            pass
     for phase, t in event_max_times(log).items():
         row["t_" + phase] = t / steps if steps else float("nan")
     row["_discretization"] = "mpm" if "particles" in summary else "fem"

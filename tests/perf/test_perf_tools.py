@@ -139,10 +139,37 @@ class PerfTools(unittest.TestCase):
         size = {int(r["ranks"]): int(r["size"]) for r in rows}
         self.assertEqual(size[1], 4096)  # 8^3 cells x 8 particles
         self.assertLess(abs(size[2] / size[1] - 2.0), 0.02)  # dx / 2^(1/3)
+        quality = {int(r["ranks"]): (int(r["edge_cut"]), float(r["ghost_ratio"])) for r in rows}
+        self.assertEqual(quality[1], (0, 0.0))
+        self.assertGreater(quality[2][0], 0)
+        self.assertTrue(0.0 < quality[2][1] < 1.0)
         for r in rows:
             self.assertGreater(float(r["imbalance"]), 0.99)  # MPM: particles max / mean
             self.assertIn("t_P2G", r)
             self.assertGreater(float(r["t_P2G"]), 0.0)
+
+    def test_mpm_partition_quality_counts_stencil_nodes(self):
+        import h5py
+        import numpy as np
+        dx = 0.25  # positions below are exact binary fractions of it
+        cases = [  # particles (x, rank) -> (shared nodes, ghost ratio, node imbalance)
+            ([((0.125,) * 3, 0), ((5.125, 0.125, 0.125), 1)], (0, 0.0, 1.0)),  # apart
+            ([((0.125,) * 3, 0), ((0.125,) * 3, 1)], (27, 1.0, 1.0)),  # together
+            # one cell apart along x: 3 x 3 x 3 stencils overlapping in 2 x 3 x 3 nodes
+            ([((0.125,) * 3, 0), ((0.375, 0.125, 0.125), 1)], (18, 18 / 36, 1.0)),
+            # the same with rank 0 holding a second particle two cells the other way
+            ([((0.125,) * 3, 0), ((0.375, 0.125, 0.125), 1), ((-0.375, 0.125, 0.125), 0)],
+             (18, 18 / 54, 45 / 36)),
+        ]
+        for i, (particles, expected) in enumerate(cases):
+            path = os.path.join(self.tmp, f"frame{i}.h5")
+            with h5py.File(path, "w") as f:
+                f["positions"] = np.array([p for p, _ in particles])
+                f["rank"] = np.array([r for _, r in particles], dtype=np.int32)
+            q = perf.mpm_partition_quality(path, dx)
+            self.assertEqual(q["shared_nodes"], expected[0], i)
+            self.assertAlmostEqual(q["ghost_ratio"], expected[1], 12, i)
+            self.assertAlmostEqual(q["node_imbalance"], expected[2], 12, i)
 
     def test_tetgen_family_hits_the_element_count(self):
         cube = os.path.join(SOURCE, "tests/data/unit_cube.node")  # 6 tets
