@@ -227,7 +227,7 @@ def png_size(path):
 COLUMNS = [
     ("study", "strong or weak"),
     ("scene", "the scene file"),
-    ("method", "solver.method of the run"),
+    ("method", "the minimizer (solver.method) of the run"),
     ("ranks", "MPI ranks"),
     ("cores", "cores of the machine (nproc) or the allocation"),
     ("oversubscribed", "1 when ranks > cores (timings then share cores)"),
@@ -249,6 +249,7 @@ COLUMNS = [
                  "touch (last frame)"),
     ("imbalance", "FEM: max/mean owned nodes; MPM: max/mean particles, mean over steps"),
     ("ghost_ratio", "ghost nodes / owned nodes (FEM: the run summary; MPM: last frame)"),
+    ("load", "1-minute load average at the run's start or end, the larger (empty if unknown)"),
     ("run_dir", "the run's folder"),
 ]
 
@@ -268,14 +269,16 @@ def collect_run(run_dir):
     cores = int(meta.get("cores", os.cpu_count() or 1))
     steps = len(stats)
     row = {"study": meta.get("study", ""), "scene": meta.get("scene", ""),
-           "method": meta.get("method", stats[0].get("method", "") if stats else ""),
+           "method": meta.get("method", "(scene)"),
            "ranks": ranks, "cores": cores, "oversubscribed": int(ranks > cores),
            "size": summary.get("tets", summary.get("particles", "")), "steps": steps,
-           "run_dir": run_dir}
+           "load": meta.get("load", ""), "run_dir": run_dir}
 
     def per_step(col):
         return sum(r.get(col, 0.0) for r in stats) / steps if steps else float("nan")
 
+    if row["method"] in ("", "(scene)") and stats:  # the minimizer the run used
+        row["method"] = stats[0].get("method", row["method"])
     row["s_per_step"] = per_step("wall_s")
     row["outer_per_step"] = per_step("outer_iterations")
     row["inner_per_step"] = per_step("inner_iterations")
@@ -398,6 +401,9 @@ def plot_study(rows, out_dir, title):
                     fontsize=8, va="bottom")
 
     study = rows[0]["study"]
+    loads = [r["load"] for r in rows if r.get("load", "") != ""]
+    if loads:  # timings on a shared machine say little: show how busy it was
+        title += f", load {min(loads):.1f}-{max(loads):.1f}"
     fig = new_figure()
     ax = fig.add_subplot(111)
     ys = [r["speedup"] for r in rows]
