@@ -15,7 +15,10 @@ PACKAGES=(
   libgtest-dev
   tetgen
   libopenblas0
+  python3-numpy python3-matplotlib python3-h5py time  # scripts/scaling-study, scripts/report
 )
+# Optional, not installed here (about 800 MB): paraview python3-paraview xvfb xauth, for
+# scripts/report --snapshots (pvbatch).
 
 missing=()
 for p in "${PACKAGES[@]}"; do

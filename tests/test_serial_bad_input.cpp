@@ -394,6 +394,8 @@ const std::vector<BadInput>& Cases() {
       {"petsc_dot_subdomains", {}, "run ok.yaml -solver_method dot -dot_subdomains_per_rank 0", 1,
        {"-dot_subdomains_per_rank"}},
       {"petsc_dot_merge", {}, "run ok.yaml -solver_method dot -dot_merge nonsense", 1, {"-dot_merge"}},
+      {"petsc_log_csv_folder", {}, "run ok.yaml -optistep_log_csv no_such_folder/log.csv", 1,
+       {"-optistep_log_csv no_such_folder/log.csv", "folder no_such_folder cannot be written"}},
       // DOT's subdomains are split and factored when the first step sets up its initializer.
       BadInput{"petsc_dot_factor_package", {},
                "run ok.yaml -solver_method dot -dot_sub_pc_factor_mat_solver_type nonsense", 1,

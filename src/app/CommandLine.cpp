@@ -144,6 +144,7 @@ PETSc options (command line wins over the scene's petsc_options), for example:
   -newton_max_it 200 -newton_monitor                              Newton iterations
   -newton_tao_ls_type more-thuente                                line search
   -log_view                                                       time per phase (Os*)
+  -optistep_log_csv FILE                                          the same log per rank, as CSV
 
 output (in output.directory, default out/<scene name>):
   <name>.xdmf, <name>_mesh.h5, frames/<name>_NNNNNN.h5   open the .xdmf in ParaView

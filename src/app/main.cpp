@@ -21,6 +21,7 @@
 
 #include "app/CommandLine.hpp"
 #include "app/FemSimulation.hpp"
+#include "app/LogCsv.hpp"
 #include "app/MpmSimulation.hpp"
 #include "app/ParticleSimulation.hpp"
 #include "core/Error.hpp"
@@ -207,7 +208,9 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(PETSC_COMM_WORLD, &rank);
   int status = 0;
   try {
+    StartLogCsv();
     status = RunCommand(cl);
+    WriteLogCsv();  // -optistep_log_csv: PETSc's event log, machine-readable
   } catch (const InputError& e) {
     if (rank == 0) std::fprintf(stderr, "optistep: error: %s\n", e.what());
     status = 1;
