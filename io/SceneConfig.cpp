@@ -627,7 +627,7 @@ std::string ParsePetscOptions(const Field& f) {
 SceneConfig ParseScene(const Field& root, const std::string& path) {
   const MapView m(root, {"name", "gravity", "integrator", "discretization", "mpm", "time",
                          "bodies", "boundary_conditions", "collision_objects", "solver",
-                         "dot", "damping", "output", "petsc_options"});
+                         "dot", "damping", "self_contact", "output", "petsc_options"});
   SceneConfig scene;
   scene.path = path;
   scene.name = fs::path(path).stem().string();
@@ -682,6 +682,11 @@ SceneConfig ParseScene(const Field& root, const std::string& path) {
   scene.solver.scene_path = path;
   MapView(m.Get("damping"), {"stiffness_beta"})
       .Read("stiffness_beta", scene.damping.stiffness_beta, kNonNegative);
+  if (mpm && m.Has("self_contact"))
+    m.Get("self_contact").Error("only FEM scenes (discretization: fem) take 'self_contact'");
+  const MapView self_contact(m.Get("self_contact"), {"enabled", "stiffness"});
+  self_contact.Read("enabled", scene.self_contact.enabled);
+  self_contact.Read("stiffness", scene.self_contact.stiffness, kPositive);
   const MapView output(m.Get("output"), {"directory", "every", "checkpoint_every_steps",
                                          "checkpoint_every_seconds", "checkpoints_kept"});
   scene.output.directory = "out/" + scene.name;

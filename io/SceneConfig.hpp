@@ -234,6 +234,16 @@ struct DampingConfig {
 
 /// The MPM discretization (top-level key `mpm`, required exactly when discretization is
 /// "mpm"): a background grid of spacing dx and particles sampled in each body.
+/// Penalty self-collisions and body-body collisions of FEM scenes (Gast et al. 2015,
+/// Sec. 5.3; fem/SelfContact.hpp): off by default.
+struct SelfContactConfig {
+  bool enabled = false;
+  /// k in Phi = k d sqrt(d + 1e-15), d the squared penetration distance (m^2): J/m^3,
+  /// > 0. The paper gives no value for it; 1e7 is ours (a 1 mm penetration pushes back
+  /// with 3k d = 30 N).
+  double stiffness = 1e7;
+};
+
 struct MpmConfig {
   double dx = 0.0;            ///< grid spacing, m, > 0, required
   int ppc = 8;                ///< particles sampled per grid cell, integer >= 1
@@ -278,6 +288,7 @@ struct SceneConfig {
   std::vector<CollisionObjectConfig> collision_objects;
   SolverConfig solver;
   DampingConfig damping;
+  SelfContactConfig self_contact;
   OutputConfig output;
   /// PETSc options from the scene ("-newton_ksp_type cg ..."), inserted before the
   /// command line's so that the command line wins.

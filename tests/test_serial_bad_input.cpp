@@ -177,6 +177,9 @@ const std::vector<BadInput>& Cases() {
       {"poisson_ratio_one_half", Scene("nu.yaml", "nu: 0.3", "nu: 0.5"), "run nu.yaml", 1,
        {"nu.yaml", "bodies[0].material.nu", "[0, 0.5)", "'0.5'"}},
       {"zero_dt", Scene("dt.yaml", "dt: 0.05", "dt: 0"), "run dt.yaml", 1, {"dt.yaml", "time.dt"}},
+      {"negative_self_contact_stiffness",
+       Scene("contact.yaml", "output:", "self_contact: {enabled: true, stiffness: -1.0e7}\noutput:"),
+       "run contact.yaml", 1, {"contact.yaml", "self_contact.stiffness", "'-1.0e7'"}},
       {"petsc_options_not_an_option", Scene("words.yaml", "output:", "petsc_options: jacobi\noutput:"),
        "run words.yaml", 1, {"petsc_options", "'jacobi' is not an option name"}},
       // --set (exit 1).

@@ -132,6 +132,7 @@ solver:
   best_of_two_guesses: false
 dot: {subdomains_per_rank: 3, merge: symmetric}
 damping: {stiffness_beta: 0.01}
+self_contact: {enabled: true, stiffness: 2.5e6}
 output: {directory: results/full, every: 5, checkpoint_every_steps: 100,
          checkpoint_every_seconds: 1800, checkpoints_kept: 3}
 petsc_options: [-newton_ksp_type cg, -newton_pc_type jacobi]
@@ -233,6 +234,8 @@ petsc_options: [-newton_ksp_type cg, -newton_pc_type jacobi]
   EXPECT_EQ(s.solver.dot.subdomains_per_rank, 3);
   EXPECT_EQ(s.solver.dot.merge, "symmetric");
   EXPECT_EQ(s.damping.stiffness_beta, 0.01);
+  EXPECT_TRUE(s.self_contact.enabled);
+  EXPECT_EQ(s.self_contact.stiffness, 2.5e6);
   EXPECT_EQ(s.output.directory, "results/full");
   EXPECT_EQ(s.output.every, 5);
   EXPECT_EQ(s.output.checkpoint_every_steps, 100);
@@ -277,6 +280,8 @@ TEST_F(SceneConfigTest, Defaults) {
                 .solver.forcing,
             "gradient");
   EXPECT_EQ(s.damping.stiffness_beta, 0.0);
+  EXPECT_FALSE(s.self_contact.enabled);  // off: existing scenes unchanged
+  EXPECT_EQ(s.self_contact.stiffness, 1e7);
   EXPECT_EQ(s.output.directory, "out/bar");
   EXPECT_EQ(s.output.every, 1);
   EXPECT_EQ(s.output.checkpoint_every_steps, 0);
@@ -642,6 +647,12 @@ TEST_F(SceneConfigTest, BadMpmInputsNameFileAndKey) {
        {"dot: only FEM scenes (discretization: fem) take 'dot'"}},
       {"dot method in an MPM scene", mpm + "solver: {method: dot}\n",
        {"solver.method: 'dot' needs a tet mesh: only FEM scenes (discretization: fem) take it"}},
+      {"self_contact in an MPM scene", mpm + "self_contact: {enabled: true}\n",
+       {"self_contact: only FEM scenes (discretization: fem) take 'self_contact'"}},
+      {"zero self-contact stiffness", fem + "self_contact: {stiffness: 0}\n",
+       {"self_contact.stiffness: expected a positive number, got '0'"}},
+      {"self_contact not a flag", fem + "self_contact: {enabled: maybe}\n",
+       {"self_contact.enabled: expected true or false, got 'maybe'"}},
       {"no subdomains", fem + "dot: {subdomains_per_rank: 0}\n",
        {"dot.subdomains_per_rank: expected an integer >= 1, got '0'"}},
       {"unknown merge", fem + "dot: {merge: sum}\n", {"dot.merge: expected one of average, symmetric, got 'sum'"}},

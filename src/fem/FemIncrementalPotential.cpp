@@ -37,6 +37,8 @@ FemIncrementalPotential::FemIncrementalPotential(FemModel& model, double damping
   OPTISTEP_PETSC(VecDuplicate(x_n_, &x_local_));
   OPTISTEP_PETSC(VecDuplicate(x_n_, &work_));
   OPTISTEP_PETSC(VecDuplicate(x_n_, &work2_));
+  const SelfContactConfig& contact = model_.scene().self_contact;
+  if (contact.enabled) self_contact_ = std::make_unique<SelfContact>(model_, contact.stiffness);
 }
 
 FemIncrementalPotential::~FemIncrementalPotential() {
@@ -132,6 +134,11 @@ PetscReal FemIncrementalPotential::Evaluate(Vec x, Vec g) {
       for (int d = 0; d < 3; ++d) ga[3 * l + d] += grad[d];
   }
   OPTISTEP_PETSC(VecRestoreArrayRead(x_hat_, &xh));
+  if (self_contact_) {  // Gast et al. 2015 Sec. 5.3
+    self_contact_->Update(x);
+    energy += self_contact_->Energy();
+    if (ga) self_contact_->AddGradient(ga);
+  }
   double total = 0.0;
   MPI_Allreduce(&energy, &total, 1, MPI_DOUBLE, MPI_SUM, model_.comm());
   if (ga) OPTISTEP_PETSC(VecRestoreArray(g, &ga));
@@ -267,10 +274,18 @@ void FemIncrementalPotential::Hessian(Vec x, Mat H) {
       }
     }
   }
+  // Contact blocks add nonzeros outside the tets' pattern: they are cleared first, and
+  // H's pattern then holds K(x_n)'s.
+  if (self_contact_) OPTISTEP_PETSC(MatZeroEntries(H));
   InsertRows(H);
+  if (self_contact_) {
+    self_contact_->Update(x);
+    self_contact_->AddHessian(H, project_spd_);
+  }
   if (beta_ > 0.0) {
     ScopedPhase phase(kAssemblyPhase);
-    OPTISTEP_PETSC(MatAXPY(H, beta_ / dt_, stiffness_n_, SAME_NONZERO_PATTERN));
+    OPTISTEP_PETSC(MatAXPY(H, beta_ / dt_, stiffness_n_,
+                           self_contact_ ? SUBSET_NONZERO_PATTERN : SAME_NONZERO_PATTERN));
   }
 }
 

@@ -4,6 +4,7 @@
 //   E(x) = sum_i m_i |x_i - x_hat_i|^2 / (2 dt^2) + sum_e V_e Psi(F_e(x)) - sum_i m_i g . x_i
 //        + sum_i sum_c k_c m_i max(-phi_c(x_i), 0)^3                     (Sec. 5.2)
 //        + beta / (2 dt) (x - x_n)^T K(x_n) (x - x_n)     (lagged Rayleigh damping, Sec. 4.2)
+//        + sum_p k d_p sqrt(d_p + 1e-15)   (self-contact, Sec. 5.3, when the scene enables it)
 // with x_hat = x_n + dt v_n and lumped masses m_i. Units: J. Dirichlet nodes are held at
 // their scripted targets: their gradient rows are zero and their Hessian rows and
 // columns are m_i/dt^2 I (projected out).
@@ -14,6 +15,7 @@
 
 #include "core/GhostedVector.hpp"
 #include "fem/FemModel.hpp"
+#include "fem/SelfContact.hpp"
 #include "solvers/IncrementalPotential.hpp"
 
 namespace optistep {
@@ -93,6 +95,7 @@ class FemIncrementalPotential : public IncrementalPotential {
   std::vector<int> diagonal_slot_;   // per owned node
   std::vector<int> tet_slots_;       // 16 per local tet: (row corner, column corner) -> slot
   std::vector<double> row_values_;   // 9 per slot, column-major 3x3 blocks
+  std::unique_ptr<SelfContact> self_contact_;  // null unless the scene's self_contact.enabled
 };
 
 }  // namespace optistep

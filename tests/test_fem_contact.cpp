@@ -1,0 +1,186 @@
+// Penalty self- and body-body collisions (Gast et al. 2015, Sec. 5.3; fem/SelfContact.hpp),
+// on 1, 2 and 4 ranks: the squared distance to a triangle's closest feature and the
+// penalty's gradient and Hessian against central finite differences; two boxes pressed
+// into each other separate, with the total momentum kept to the solver's tolerance.
+#include <gtest/gtest.h>
+#include <petscvec.h>
+
+#include <cmath>
+#include <random>
+
+#include "FiniteDifferences.hpp"
+#include "TestScenes.hpp"
+#include "TestUtil.hpp"
+#include "app/FemSimulation.hpp"
+#include "core/Error.hpp"
+#include "fem/ContactDistance.hpp"
+#include "fem/FemIncrementalPotential.hpp"
+#include "fem/SelfContact.hpp"
+
+namespace optistep {
+namespace {
+
+TEST(ContactDistance, SquaredDistanceDerivativesMatchFiniteDifferences) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  int seen[4] = {0, 0, 0, 0};  // by feature node count
+  for (int trial = 0; trial < 300; ++trial) {
+    Vec12 q;
+    for (int i = 0; i < 12; ++i) q[i] = u(rng);
+    q.segment<3>(0) *= 1.5;  // points beyond the triangle's edges and corners too
+    auto point = [&](const Vec12& y, int n) { return Vec3(y.segment<3>(3 * n)); };
+    double d_closest = 0.0;
+    const ClosestFeature f =
+        ClosestTriangleFeature(point(q, 0), point(q, 1), point(q, 2), point(q, 3), &d_closest);
+    ++seen[f.count];
+    Vec12 g;
+    Mat12 H;
+    const double d = FeatureSquaredDistance(f, point(q, 0), point(q, 1), point(q, 2), point(q, 3), &g, &H);
+    // The feature's distance is the triangle's distance (Ericson's closest point).
+    EXPECT_NEAR(d, d_closest, 1e-12 * (1.0 + d_closest));
+    const double h = 1e-6;
+    for (int i = 0; i < 12; ++i) {
+      Vec12 qp = q, qm = q;
+      qp[i] += h;
+      qm[i] -= h;
+      Vec12 gp, gm;
+      const double ep = FeatureSquaredDistance(f, point(qp, 0), point(qp, 1), point(qp, 2), point(qp, 3), &gp, nullptr);
+      const double em = FeatureSquaredDistance(f, point(qm, 0), point(qm, 1), point(qm, 2), point(qm, 3), &gm, nullptr);
+      EXPECT_NEAR(g[i], (ep - em) / (2 * h), 1e-7 * (1.0 + std::abs(g[i])));
+      const Vec12 column = (gp - gm) / (2 * h);
+      EXPECT_LT((H.col(i) - column).norm(), 1e-6 * (1.0 + H.col(i).norm())) << "column " << i;
+    }
+  }
+  EXPECT_GT(seen[1], 0) << "no vertex case";
+  EXPECT_GT(seen[2], 0) << "no edge case";
+  EXPECT_GT(seen[3], 0) << "no face case";
+}
+
+TEST(ContactDistance, PenaltyDerivativesMatchFiniteDifferences) {
+  const double k = 3e6;
+  for (double d : {1e-8, 1e-5, 2.5e-3}) {
+    double first = 0.0, second = 0.0;
+    SelfContactPenalty(k, d, &first, &second);
+    const double h = 1e-4 * d;
+    const double ep = SelfContactPenalty(k, d + h, nullptr, nullptr);
+    const double em = SelfContactPenalty(k, d - h, nullptr, nullptr);
+    double fp = 0.0, fm = 0.0;
+    SelfContactPenalty(k, d + h, &fp, nullptr);
+    SelfContactPenalty(k, d - h, &fm, nullptr);
+    EXPECT_NEAR(first, (ep - em) / (2 * h), 1e-7 * first);
+    EXPECT_NEAR(second, (fp - fm) / (2 * h), 1e-7 * second);
+    // Phi = k |x|^3 up to epsilon: the paper's cubic penalty in the distance.
+    EXPECT_NEAR(SelfContactPenalty(k, d, nullptr, nullptr), k * std::pow(d, 1.5), 1e-6 * k * std::pow(d, 1.5));
+  }
+}
+
+/// Two 0.1 m boxes (2 x 2 x 2 hexes of 6 tets each, 1 kg) overlapping by `overlap` m
+/// along x, without gravity, at rest, with self-contact on.
+SceneConfig PressedBoxes(const std::string& tag, double overlap, double dt) {
+  const std::string dir = test::SharedTempDir(tag);
+  test::WriteBoxMesh(dir + "/box", 2, 2, 2, Vec3(0.1, 0.1, 0.1));
+  std::ostringstream yaml;
+  yaml.precision(17);
+  yaml << "time: {dt: " << dt << ", frame_dt: " << dt << ", frames: 1}\n"
+       << "gravity: [0, 0, 0]\n"
+       << "bodies:\n"
+       << "  - {name: left, mesh: box.node, material: {E: 1.0e5, nu: 0.3, density: 1000}}\n"
+       << "  - name: right\n"
+       << "    mesh: box.node\n"
+       << "    material: {E: 1.0e5, nu: 0.3, density: 1000}\n"
+       << "    transform: {translate: [" << 0.1 - overlap << ", 0.013, 0.017]}\n"
+       << "self_contact: {enabled: true, stiffness: 1.0e8}\n";
+  return test::MakeScene(dir + "/scene.yaml", yaml.str());
+}
+
+/// Fills v (owned entries) with a pseudo-random field in [-amplitude, amplitude] seeded by
+/// the node's original id, so that it is rank-count independent.
+void RandomField(const FemModel& model, Vec v, double amplitude, unsigned seed) {
+  PetscScalar* a = nullptr;
+  OPTISTEP_PETSC(VecGetArray(v, &a));
+  for (PetscInt l = 0; l < model.mesh().n_owned; ++l)
+    for (int c = 0; c < 3; ++c) {
+      std::mt19937 rng(seed * 7919u + static_cast<unsigned>(3 * model.mesh().node_original_id[l] + c));
+      a[3 * l + c] = amplitude * std::uniform_real_distribution<double>(-1.0, 1.0)(rng);
+    }
+  OPTISTEP_PETSC(VecRestoreArray(v, &a));
+}
+
+TEST(SelfContact, PotentialDerivativesMatchFiniteDifferences) {
+  const SceneConfig scene = PressedBoxes("contact_fd", 0.01, 0.02);
+  FemSimulation sim(PETSC_COMM_WORLD, scene);
+  FemIncrementalPotential potential(sim.model(), 0.0);
+  Vec x = sim.positions(), v = sim.velocities();
+  potential.BeginStep(x, v, 0.02, 0.02);
+  Vec y, d, Hd;
+  for (Vec* w : {&y, &d, &Hd}) OPTISTEP_PETSC(VecDuplicate(x, w));
+  RandomField(sim.model(), y, 0.002, 1);
+  OPTISTEP_PETSC(VecAXPY(y, 1.0, x));
+  RandomField(sim.model(), d, 1.0, 2);
+  SelfContact contact(sim.model(), scene.self_contact.stiffness);
+  contact.Update(y);
+  ASSERT_GT(contact.pairs().size(), 0u) << "the boxes should overlap";
+
+  Mat H = potential.CreateHessian();
+  potential.SetProjectHessian(false);
+  potential.Hessian(y, H);
+  const test::DirectionalCheck c = test::CheckAlong(potential, H, y, d, 1e-7, Hd);
+  EXPECT_NEAR(c.energy_fd, c.gradient_dot, 1e-6 * std::abs(c.gradient_dot));
+  EXPECT_LT(c.hessian_error, 1e-5 * c.hessian_norm)
+      << "|H d - (g(y + h d) - g(y - h d)) / 2h| vs |H d| = " << c.hessian_norm;
+
+  for (Vec* w : {&y, &d, &Hd}) VecDestroy(w);
+  MatDestroy(&H);
+}
+
+/// Total momentum sum_i m_i v_i (kg m/s) and sum_i m_i |v_i| (its scale), over all ranks.
+std::pair<Vec3, double> Momentum(FemSimulation& sim) {
+  const FemModel& model = sim.model();
+  const PetscScalar* va = nullptr;
+  OPTISTEP_PETSC(VecGetArrayRead(sim.velocities(), &va));
+  double sums[4] = {0.0, 0.0, 0.0, 0.0};
+  for (PetscInt l = 0; l < model.mesh().n_owned; ++l) {
+    const double m = model.Mass(static_cast<int>(l));
+    const Vec3 vi(va[3 * l], va[3 * l + 1], va[3 * l + 2]);
+    for (int c = 0; c < 3; ++c) sums[c] += m * vi[c];
+    sums[3] += m * vi.norm();
+  }
+  OPTISTEP_PETSC(VecRestoreArrayRead(sim.velocities(), &va));
+  MPI_Allreduce(MPI_IN_PLACE, sums, 4, MPI_DOUBLE, MPI_SUM, PETSC_COMM_WORLD);
+  return {Vec3(sums[0], sums[1], sums[2]), sums[3]};
+}
+
+TEST(SelfContact, PressedBoxesSeparateConservingMomentum) {
+  const SceneConfig scene = PressedBoxes("contact_press", 0.01, 1.0 / 24.0);
+  FemSimulation sim(PETSC_COMM_WORLD, scene);
+  SelfContact contact(sim.model(), scene.self_contact.stiffness);
+  contact.Update(sim.positions());
+  const std::size_t initial_pairs = contact.pairs().size();
+  ASSERT_GT(initial_pairs, 0u);
+  double worst_ratio = 0.0;
+  for (int frame = 0; frame < 6; ++frame) {
+    sim.AdvanceFrame(nullptr);
+    const auto [P, scale] = Momentum(sim);
+    worst_ratio = std::max(worst_ratio, P.norm() / scale);
+  }
+  contact.Update(sim.positions());
+  EXPECT_EQ(contact.pairs().size(), 0u) << "still " << contact.pairs().size() << " of "
+                                        << initial_pairs << " nodes inside the other box";
+  // The bodies move apart along x: the right box's mean x velocity is positive.
+  const std::vector<double> v = sim.GatherVelocities();
+  const int per_body = 27;
+  double left = 0.0, right = 0.0;
+  for (int n = 0; n < per_body; ++n) {
+    left += v[3 * n] / per_body;
+    right += v[3 * (per_body + n)] / per_body;
+  }
+  EXPECT_GT(right - left, 0.0);
+  // Internal contact forces cancel (d is translation invariant): the momentum stays 0 to
+  // the Newton tolerance.
+  EXPECT_LT(worst_ratio, 1e-6) << "|sum m v| / sum m |v|";
+  ::testing::Test::RecordProperty("momentum_ratio", std::to_string(worst_ratio));
+  if (test::Rank() == 0) std::printf("separation speed %.4g m/s, worst |P|/sum m|v| = %.3g\n", right - left, worst_ratio);
+}
+
+}  // namespace
+}  // namespace optistep
