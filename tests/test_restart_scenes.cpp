@@ -57,6 +57,10 @@ const std::map<std::string, std::vector<std::string>> kSmall = {
      {"time.frames=2", "time.frame_rate=120", "mpm.dx=0.04", "bodies.0.shape.center=[0.38, 0.8, 0]"}},
     {"stretched_cube", {"time.frames=2", "time.dt=0.020833333333333332"}},
     {"twisted_bar", {"time.frames=2", "time.dt=0.0125"}},
+    // Placed 2 cm apart: they touch in the first step, self-contact crosses the restart.
+    {"two_spheres",
+     {"time.frames=2", "time.dt=0.020833333333333332", "bodies.0.transform.translate=[-0.11, 0, 0]",
+      "bodies.1.transform.translate=[0.11, 0.02, 0]"}},
 };
 
 /// The scene configs/<name>.yaml, shrunk, writing to <dir>/out.

@@ -274,9 +274,10 @@ void FemIncrementalPotential::Hessian(Vec x, Mat H) {
       }
     }
   }
-  // Contact blocks add nonzeros outside the tets' pattern: they are cleared first, and
-  // H's pattern then holds K(x_n)'s.
-  if (self_contact_) OPTISTEP_PETSC(MatZeroEntries(H));
+  // Contact blocks add nonzeros outside the tets' pattern: H goes back to the tets'
+  // pattern first, so that its pattern (which ILU and ICC follow) is a function of x
+  // alone, as after a restart.
+  if (self_contact_) Preallocate(H);
   InsertRows(H);
   if (self_contact_) {
     self_contact_->Update(x);
@@ -306,23 +307,30 @@ Mat FemIncrementalPotential::CreateHessian() {
   return hessian_;
 }
 
+void FemIncrementalPotential::Preallocate(Mat H) const {
+  const DistributedTetMesh& mesh = model_.mesh();
+  std::vector<std::vector<PetscInt>> neighbors(mesh.n_owned);
+  for (const auto& t : mesh.tets)
+    for (int a = 0; a < 4; ++a)
+      if (t[a] < mesh.n_owned)
+        for (int b = 0; b < 4; ++b) neighbors[t[a]].push_back(t[b]);
+  std::vector<PetscInt> d_nnz(mesh.n_owned, 0), o_nnz(mesh.n_owned, 0);
+  for (PetscInt l = 0; l < mesh.n_owned; ++l) {
+    auto& n = neighbors[l];
+    n.push_back(l);
+    std::sort(n.begin(), n.end());
+    n.erase(std::unique(n.begin(), n.end()), n.end());
+    for (PetscInt k : n) (k < mesh.n_owned ? d_nnz[l] : o_nnz[l])++;
+  }
+  // Full row counts serve SBAIJ as (generous) upper-triangle counts too.
+  OPTISTEP_PETSC(MatXAIJSetPreallocation(H, 3, d_nnz.data(), o_nnz.data(), d_nnz.data(),
+                                         o_nnz.data()));
+}
+
 Mat FemIncrementalPotential::NewHessianMatrix() const {
   Mat H = nullptr;
   {
     const DistributedTetMesh& mesh = model_.mesh();
-    std::vector<std::vector<PetscInt>> neighbors(mesh.n_owned);
-    for (const auto& t : mesh.tets)
-      for (int a = 0; a < 4; ++a)
-        if (t[a] < mesh.n_owned)
-          for (int b = 0; b < 4; ++b) neighbors[t[a]].push_back(t[b]);
-    std::vector<PetscInt> d_nnz(mesh.n_owned, 0), o_nnz(mesh.n_owned, 0);
-    for (PetscInt l = 0; l < mesh.n_owned; ++l) {
-      auto& n = neighbors[l];
-      n.push_back(l);
-      std::sort(n.begin(), n.end());
-      n.erase(std::unique(n.begin(), n.end()), n.end());
-      for (PetscInt k : n) (k < mesh.n_owned ? d_nnz[l] : o_nnz[l])++;
-    }
     // AIJ with block size 3 by default: every PC works on it (GAMG and hypre do not take
     // BAIJ in PETSc 3.18); -hessian_mat_type baij|sbaij selects the blocked formats.
     OPTISTEP_PETSC(MatCreate(model_.comm(), &H));
@@ -332,9 +340,7 @@ Mat FemIncrementalPotential::NewHessianMatrix() const {
     OPTISTEP_PETSC(MatSetType(H, MATAIJ));
     OPTISTEP_PETSC(MatSetOptionsPrefix(H, "hessian_"));
     CallReadingOptions("hessian_", [&] { return MatSetFromOptions(H); });
-    // Full row counts serve SBAIJ as (generous) upper-triangle counts too.
-    OPTISTEP_PETSC(MatXAIJSetPreallocation(H, 3, d_nnz.data(), o_nnz.data(), d_nnz.data(),
-                                           o_nnz.data()));
+    Preallocate(H);
     PetscBool symmetric_storage = PETSC_FALSE;
     OPTISTEP_PETSC(PetscObjectTypeCompareAny(reinterpret_cast<PetscObject>(H), &symmetric_storage,
                                              MATSBAIJ, MATSEQSBAIJ, MATMPISBAIJ, ""));

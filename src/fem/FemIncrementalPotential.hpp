@@ -72,6 +72,8 @@ class FemIncrementalPotential : public IncrementalPotential {
   double DampingEnergyAndGradient(Vec x, Vec g);
   /// A new, preallocated matrix (AIJ, block size 3; -hessian_mat_type) with the Hessian's layout.
   Mat NewHessianMatrix() const;
+  /// (Re)sets H's preallocation to the tets' pattern, dropping any other nonzeros.
+  void Preallocate(Mat H) const;
 
   FemModel& model_;
   double beta_;
