@@ -6,6 +6,7 @@
 // are InputErrors whose message names the file and the key path, e.g.
 //   "scene.yaml: bodies[0].material.E: expected a positive number, got '-3'".
 // Every rank parses the same file, so errors are raised identically on every rank.
+#include <array>
 #include <limits>
 #include <map>
 #include <string>
@@ -68,6 +69,18 @@ struct ShapeConfig {
 /// either file, or .msh), or, in MPM scenes only, a closed triangle surface (.off or
 /// .stl) or an analytic shape. The transform places every source; one material; an
 /// initial velocity (m/s).
+/// A body's copies (key `copies`): a grid of count[0] x count[1] x count[2] copies,
+/// copy (i, j, k) moved by (i spacing[0], j spacing[1], k spacing[2]) (m) plus a jitter
+/// drawn uniformly from [-jitter, jitter]^3 (m) by a 32-bit Mersenne Twister seeded with
+/// `seed`. ReadSceneConfig replaces the body by its copies, named <name>.<index> (index =
+/// i + count[0] (j + count[1] k)), so "125 tori in a bowl" is one body entry.
+struct CopiesConfig {
+  std::array<int, 3> count = {1, 1, 1};
+  Vec3 spacing = Vec3::Zero();
+  double jitter = 0.0;
+  int seed = 1;
+};
+
 struct BodyConfig {
   enum class Source { kMesh, kSurface, kShape };
   std::string name;
@@ -78,6 +91,7 @@ struct BodyConfig {
   TransformConfig transform;
   MaterialConfig material;
   Vec3 initial_velocity = Vec3::Zero();
+  CopiesConfig copies;  ///< expanded by ReadSceneConfig: a read scene's bodies have one each
 };
 
 /// Which nodes a boundary condition holds. Positions are tested after the transform,

@@ -306,6 +306,38 @@ TEST_F(SceneConfigTest, Defaults) {
   EXPECT_EQ(named.petsc_options, "-newton_ksp_type cg -newton_pc_type jacobi");
 }
 
+TEST_F(SceneConfigTest, CopiesExpandIntoBodiesOnAJitteredGrid) {
+  const std::string text = R"(time: {frame_rate: 24, frames: 2}
+bodies:
+  - name: torus
+    mesh: bar.msh
+    material: {E: 1e5, nu: 0.3, density: 1000}
+    transform: {translate: [1, 2, 3]}
+    copies: {count: [2, 1, 3], spacing: [0.5, 9, 0.25], jitter: 0.01, seed: 4}
+  - {name: floor, mesh: bar.msh, material: {E: 1e5, nu: 0.3, density: 1000}}
+)";
+  const SceneConfig s = ReadSceneConfig(Write("copies.yaml", text));
+  ASSERT_EQ(s.bodies.size(), 7u);
+  EXPECT_EQ(s.bodies[0].name, "torus.0");
+  EXPECT_EQ(s.bodies[5].name, "torus.5");
+  EXPECT_EQ(s.bodies[6].name, "floor");
+  // Copy (i, j, k) = (1, 0, 2) is index 1 + 2 * (0 + 1 * 2) = 5: at (1.5, 2, 3.5) within the jitter.
+  const Vec3 expected(1.5, 2.0, 3.5);
+  EXPECT_LE((s.bodies[5].transform.translate - expected).cwiseAbs().maxCoeff(), 0.01);
+  EXPECT_GT((s.bodies[5].transform.translate - expected).norm(), 0.0) << "no jitter drawn";
+  // The same seed draws the same jitter.
+  EXPECT_EQ(ReadSceneConfig(Write("again.yaml", text)).bodies[3].transform.translate,
+            s.bodies[3].transform.translate);
+  try {
+    ReadSceneConfig(Write("count.yaml", std::string(kMinimal) + "    copies: {count: [2, 0, 1]}\n"));
+    ADD_FAILURE() << "count 0 accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("bodies[0].copies.count[1]: expected an integer >= 1, got '0'"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST_F(SceneConfigTest, FramesFromEndTime) {
   const auto frames = [&](const std::string& time) {
     return ReadSceneConfig(Write("t.yaml", "time: " + time +
@@ -354,7 +386,7 @@ TEST_F(SceneConfigTest, BadInputsNameFileAndKey) {
       {"unknown key",
        time + "bodies: [{mesh: m.msh, materail: {E: 1, nu: 0, density: 1}}]\n",
        {"bodies[0].materail: unknown key (known: name, mesh, surface, shape, transform, "
-        "material, initial_velocity)"}},
+        "material, initial_velocity, copies)"}},
       {"unknown top-level key", time + body + "gravitty: [0, 0, 0]\n", {"gravitty: unknown key"}},
       {"wrong type",
        time + body + "gravity: down\n",
@@ -798,7 +830,7 @@ TEST_F(SceneConfigTest, BadOverrides) {
   EXPECT_EQ(ErrorOf(path, {"bodies.0.materail=1"}),
             path +
                 ": bodies[0].materail: unknown key (known: name, mesh, surface, shape, transform, "
-                "material, initial_velocity)");
+                "material, initial_velocity, copies)");
   EXPECT_EQ(ErrorOf(path, {"time.frames=2.5"}),
             path + ": time.frames: expected an integer >= 1, got '2.5'");
 }
