@@ -6,6 +6,8 @@
 #include <petscvec.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <random>
 
 #include "FiniteDifferences.hpp"
@@ -134,6 +136,67 @@ TEST(SelfContact, PotentialDerivativesMatchFiniteDifferences) {
 
   for (Vec* w : {&y, &d, &Hd}) VecDestroy(w);
   MatDestroy(&H);
+}
+
+/// Self-contact (one body) and body-body contact see the same penetrations: one body
+/// whose mesh has two box components 1 m apart in the rest shape, its second component
+/// moved back by 1 m into the first, gives the pairs and energy of the same two boxes as
+/// two bodies.
+TEST(SelfContact, OneBodyOfTwoComponentsMatchesTwoBodies) {
+  const SceneConfig two = PressedBoxes("contact_self", 0.01, 0.02);
+  const std::string dir = std::filesystem::path(two.path).parent_path().string();
+  const Vec3 shift = two.bodies[1].transform.translate;
+  if (test::Rank() == 0) {  // box.node/.ele twice, the second copy moved, as one mesh
+    std::ifstream node(dir + "/box.node"), ele(dir + "/box.ele");
+    int n = 0, e = 0, skip = 0;
+    node >> n >> skip >> skip >> skip;
+    std::vector<Vec3> X(n);
+    for (int i = 0; i < n; ++i) node >> skip >> X[i][0] >> X[i][1] >> X[i][2];
+    ele >> e >> skip >> skip;
+    std::vector<std::array<int, 4>> T(e);
+    for (int i = 0; i < e; ++i) ele >> skip >> T[i][0] >> T[i][1] >> T[i][2] >> T[i][3];
+    std::ofstream out_node(dir + "/pair.node"), out_ele(dir + "/pair.ele");
+    out_node.precision(17);
+    out_node << 2 * n << " 3 0 0\n";
+    for (int c = 0; c < 2; ++c)
+      for (int i = 0; i < n; ++i) {
+        const Vec3 x = X[i] + (c ? Vec3(shift + Vec3::UnitX()) : Vec3::Zero());
+        out_node << c * n + i << " " << x[0] << " " << x[1] << " " << x[2] << "\n";
+      }
+    out_ele << 2 * e << " 4 0\n";
+    for (int c = 0; c < 2; ++c)
+      for (int i = 0; i < e; ++i)
+        out_ele << c * e + i << " " << c * n + T[i][0] << " " << c * n + T[i][1] << " "
+                << c * n + T[i][2] << " " << c * n + T[i][3] << "\n";
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  const SceneConfig one = test::MakeScene(dir + "/one.yaml", R"(time: {dt: 0.02, frame_dt: 0.02, frames: 1}
+gravity: [0, 0, 0]
+bodies:
+  - {mesh: pair.node, material: {E: 1.0e5, nu: 0.3, density: 1000}}
+self_contact: {enabled: true, stiffness: 1.0e8}
+)");
+  double energy[2] = {0.0, 0.0};
+  std::size_t pairs[2] = {0, 0};
+  int k = 0;
+  for (const SceneConfig* scene : {&one, &two}) {
+    FemSimulation sim(PETSC_COMM_WORLD, *scene);
+    SelfContact contact(sim.model(), scene->self_contact.stiffness);
+    if (scene == &one) {  // the second component (original ids from 27 on) moved back
+      PetscScalar* x = nullptr;
+      OPTISTEP_PETSC(VecGetArray(sim.positions(), &x));
+      for (PetscInt l = 0; l < sim.model().mesh().n_owned; ++l)
+        if (sim.model().mesh().node_original_id[l] >= 27) x[3 * l] -= 1.0;
+      OPTISTEP_PETSC(VecRestoreArray(sim.positions(), &x));
+    }
+    contact.Update(sim.positions());
+    MPI_Allreduce(MPI_IN_PLACE, &(energy[k] = contact.Energy()), 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    pairs[k++] = contact.pairs().size();
+  }
+  EXPECT_GT(pairs[1], 0u);
+  EXPECT_EQ(pairs[0], pairs[1]);
+  EXPECT_NEAR(energy[0], energy[1], 1e-12 * energy[1]);
+  EXPECT_GT(energy[1], 0.0);
 }
 
 /// Total momentum sum_i m_i v_i (kg m/s) and sum_i m_i |v_i| (its scale), over all ranks.
