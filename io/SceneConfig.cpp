@@ -16,10 +16,12 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <random>
 #include <set>
 #include <sstream>
 
@@ -452,7 +454,7 @@ InitialConditionsConfig ParseInitialConditions(const Field& f, const fs::path& s
 
 BodyConfig ParseBody(const Field& f, std::size_t i, const fs::path& scene_folder, bool mpm) {
   const MapView m(f, {"name", "mesh", "surface", "shape", "transform", "material",
-                      "initial_velocity", "initial_conditions"});
+                      "initial_velocity", "initial_conditions", "copies"});
   BodyConfig body;
   body.name = "body" + std::to_string(i);
   m.Read("name", body.name);
@@ -479,7 +481,45 @@ BodyConfig ParseBody(const Field& f, std::size_t i, const fs::path& scene_folder
   body.material = ParseMaterial(m.Require("material"), mpm);
   m.Read("initial_velocity", body.initial_velocity);
   body.initial_conditions = ParseInitialConditions(m.Get("initial_conditions"), scene_folder, mpm);
+  if (m.Has("copies")) {
+    const MapView copies(m.Get("copies"), {"count", "spacing", "jitter", "seed"});
+    const Field count = copies.Require("count");
+    if (!count.node().IsSequence() || count.node().size() != 3)
+      count.Expected("a sequence of 3 integers >= 1");
+    const std::vector<Field> items = count.Items();
+    for (int a = 0; a < 3; ++a) items[a].To(body.copies.count[a], kPositiveInteger);
+    copies.Read("spacing", body.copies.spacing);
+    copies.Read("jitter", body.copies.jitter, kNonNegative);
+    copies.Read("seed", body.copies.seed, kNonNegative);
+  }
   return body;
+}
+
+/// Each body replaced by its copies (CopiesConfig), in order; a body without copies stays.
+std::vector<BodyConfig> ExpandCopies(const std::vector<BodyConfig>& bodies) {
+  std::vector<BodyConfig> out;
+  for (const BodyConfig& body : bodies) {
+    const auto& n = body.copies.count;
+    if (n[0] * n[1] * n[2] == 1 && body.copies.jitter == 0.0) {
+      out.push_back(body);
+      continue;
+    }
+    std::mt19937 rng(static_cast<std::uint32_t>(body.copies.seed));
+    // [-1, 1] from the generator's raw 32 bits: the same numbers on every platform.
+    auto uniform = [&] { return 2.0 * static_cast<double>(rng()) / 4294967295.0 - 1.0; };
+    for (int k = 0, index = 0; k < n[2]; ++k)
+      for (int j = 0; j < n[1]; ++j)
+        for (int i = 0; i < n[0]; ++i, ++index) {
+          BodyConfig copy = body;
+          copy.copies = CopiesConfig();
+          copy.name = body.name + "." + std::to_string(index);
+          Vec3 jitter;
+          for (int a = 0; a < 3; ++a) jitter[a] = body.copies.jitter * uniform();
+          copy.transform.translate += Vec3(i, j, k).cwiseProduct(body.copies.spacing) + jitter;
+          out.push_back(copy);
+        }
+  }
+  return out;
 }
 
 SelectionConfig ParseSelection(const Field& f, const Names& body_names) {
@@ -883,8 +923,8 @@ SceneConfig ParseScene(const Field& root, const std::string& path) {
   const MapView m(root, {"name", "gravity", "integrator", "discretization", "mpm", "time",
                          "bodies", "boundary_conditions", "collision_objects", "solver",
                          "dot", "damping", "friction", "quasi_static", "xpbd", "chains", "cloths",
-                         "async", "output", "petsc_options", "time_functions", "loads",
-                         "gravity_time_function"});
+                         "async", "self_contact", "output", "petsc_options", "time_functions",
+                         "loads", "gravity_time_function"});
   SceneConfig scene;
   scene.path = path;
   scene.name = fs::path(path).stem().string();
@@ -939,6 +979,9 @@ SceneConfig ParseScene(const Field& root, const std::string& path) {
                                             std::to_string(same - body_names.begin()) + "])");
     body_names.push_back(name);
   }
+  scene.bodies = ExpandCopies(scene.bodies);
+  body_names.clear();
+  for (const BodyConfig& body : scene.bodies) body_names.push_back(body.name);
 
   scene.boundary_conditions = ParseList<BoundaryConditionConfig>(
       m.Get("boundary_conditions"), [&](const Field& item, std::size_t i) {
@@ -977,6 +1020,11 @@ SceneConfig ParseScene(const Field& root, const std::string& path) {
   const MapView async(m.Get("async"), {"surface_layers", "epsilon"});
   async.Read("surface_layers", scene.async.surface_layers, kPositiveInteger);
   async.Read("epsilon", scene.async.epsilon, Range{0.0, 1.0});
+  if (mpm && m.Has("self_contact"))
+    m.Get("self_contact").Error("only FEM scenes (discretization: fem) take 'self_contact'");
+  const MapView self_contact(m.Get("self_contact"), {"enabled", "stiffness"});
+  self_contact.Read("enabled", scene.self_contact.enabled);
+  self_contact.Read("stiffness", scene.self_contact.stiffness, kPositive);
   const MapView output(m.Get("output"), {"directory", "every", "checkpoint_every_steps",
                                          "checkpoint_every_seconds", "checkpoints_kept"});
   scene.output.directory = "out/" + scene.name;

@@ -6,6 +6,7 @@
 // are InputErrors whose message names the file and the key path, e.g.
 //   "scene.yaml: bodies[0].material.E: expected a positive number, got '-3'".
 // Every rank parses the same file, so errors are raised identically on every rank.
+#include <array>
 #include <limits>
 #include <map>
 #include <string>
@@ -97,6 +98,18 @@ struct InitialConditionsConfig {
 /// either file, or .msh), or, in MPM scenes only, a closed triangle surface (.off or
 /// .stl) or an analytic shape. The transform places every source; one material; an
 /// initial velocity (m/s).
+/// A body's copies (key `copies`): a grid of count[0] x count[1] x count[2] copies,
+/// copy (i, j, k) moved by (i spacing[0], j spacing[1], k spacing[2]) (m) plus a jitter
+/// drawn uniformly from [-jitter, jitter]^3 (m) by a 32-bit Mersenne Twister seeded with
+/// `seed`. ReadSceneConfig replaces the body by its copies, named <name>.<index> (index =
+/// i + count[0] (j + count[1] k)), so "125 tori in a bowl" is one body entry.
+struct CopiesConfig {
+  std::array<int, 3> count = {1, 1, 1};
+  Vec3 spacing = Vec3::Zero();
+  double jitter = 0.0;
+  int seed = 1;
+};
+
 struct BodyConfig {
   enum class Source { kMesh, kSurface, kShape };
   std::string name;
@@ -108,6 +121,7 @@ struct BodyConfig {
   MaterialConfig material;
   Vec3 initial_velocity = Vec3::Zero();
   InitialConditionsConfig initial_conditions;
+  CopiesConfig copies;  ///< expanded by ReadSceneConfig: a read scene's bodies have one each
 };
 
 /// Which nodes a boundary condition holds. Positions are tested after the transform,
@@ -326,6 +340,16 @@ struct AsyncConfig {
 
 /// The MPM discretization (top-level key `mpm`, required exactly when discretization is
 /// "mpm"): a background grid of spacing dx and particles sampled in each body.
+/// Penalty self-collisions and body-body collisions of FEM scenes (Gast et al. 2015,
+/// Sec. 5.3; fem/SelfContact.hpp): off by default.
+struct SelfContactConfig {
+  bool enabled = false;
+  /// k in Phi = k d sqrt(d + 1e-15), d the squared penetration distance (m^2): J/m^3,
+  /// > 0. The paper gives no value for it; 1e7 is ours (a 1 mm penetration pushes back
+  /// with 3k d = 30 N).
+  double stiffness = 1e7;
+};
+
 struct MpmConfig {
   double dx = 0.0;            ///< grid spacing, m, > 0, required
   int ppc = 8;                ///< particles sampled per grid cell, integer >= 1
@@ -457,6 +481,7 @@ struct SceneConfig {
   QuasiStaticConfig quasi_static;
   XpbdConfig xpbd;
   AsyncConfig async;  ///< read only in FEM scenes
+  SelfContactConfig self_contact;
   OutputConfig output;
   /// PETSc options from the scene ("-newton_ksp_type cg ..."), inserted before the
   /// command line's so that the command line wins.

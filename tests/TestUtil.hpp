@@ -258,18 +258,5 @@ inline void RandomField(Vec v, double amplitude, unsigned seed) {
   VecRestoreArray(v, &a);
 }
 
-/// Collective: the central difference (E(y + h d) - E(y - h d)) / 2h of a potential's
-/// energy along d, and the slope g(y) . d of its gradient, as {difference, slope}. g, gp
-/// and gm are work vectors of y's layout; on return they hold g(y), y + h d and y - h d.
-template <class Potential>
-std::pair<double, double> EnergyDifferenceAndSlope(Potential& potential, Vec y, Vec d, double h,
-                                                   Vec g, Vec gp, Vec gm) {
-  potential.Gradient(y, g);
-  PetscScalar gd = 0.0;
-  VecDot(g, d, &gd);
-  VecWAXPY(gp, h, d, y);
-  VecWAXPY(gm, -h, d, y);
-  return {(potential.Energy(gp) - potential.Energy(gm)) / (2 * h), gd};
-}
 
 }  // namespace optistep::test

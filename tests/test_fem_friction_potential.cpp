@@ -13,6 +13,7 @@
 #include <cmath>
 
 #include "TestScenes.hpp"
+#include "FiniteDifferences.hpp"
 #include "TestUtil.hpp"
 #include "app/FemSimulation.hpp"
 #include "core/Error.hpp"

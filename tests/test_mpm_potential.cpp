@@ -5,6 +5,7 @@
 // assembled one: products and the inverse 3x3 diagonal blocks that point-block Jacobi
 // (HOT's PN-PCG preconditioner) uses. Sticky nodes (x < 0.25 m) and slip nodes
 // (z < 0.25 m, normal +z) are in the grid, so the projections are checked too.
+#include "FiniteDifferences.hpp"
 #include "MpmPotentialFixture.hpp"
 
 namespace optistep {

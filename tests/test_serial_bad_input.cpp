@@ -202,6 +202,9 @@ const std::vector<BadInput>& Cases() {
       {"semi_implicit_with_friction",
        Scene("friction.yaml", "normal: [0, 1, 0]}", "normal: [0, 1, 0], friction: 0.3}\nintegrator: semi_implicit"),
        "run friction.yaml", 1, {"friction.yaml", "collision_objects[0].friction", "semi_implicit"}},
+      {"negative_self_contact_stiffness",
+       Scene("contact.yaml", "output:", "self_contact: {enabled: true, stiffness: -1.0e7}\noutput:"),
+       "run contact.yaml", 1, {"contact.yaml", "self_contact.stiffness", "'-1.0e7'"}},
       {"petsc_options_not_an_option", Scene("words.yaml", "output:", "petsc_options: jacobi\noutput:"),
        "run words.yaml", 1, {"petsc_options", "'jacobi' is not an option name"}},
       // Loads, time functions and initial conditions (exit 1).
@@ -339,6 +342,8 @@ const std::vector<BadInput>& Cases() {
        Scene("agtf.yaml", "output:",
              "integrator: async\ntime_functions: {up: {type: ramp, end: 1}}\ngravity_time_function: up\noutput:"),
        "run agtf.yaml", 1, {"agtf.yaml", "gravity_time_function", "not available with integrator: async"}},
+      {"xpbd_with_self_contact", {}, "run ok.yaml --set integrator=xpbd --set self_contact.enabled=true", 1,
+       {"ok.yaml", "self_contact.enabled", "integrator: xpbd"}},
       {"xpbd_with_friction_potential", {}, "run ok.yaml --set integrator=xpbd --set friction.model=potential", 1,
        {"ok.yaml", "friction.model", "'potential'", "integrator: xpbd"}},
       // The scene's name is one path component of safe characters (exit 1).

@@ -133,6 +133,7 @@ solver:
 dot: {subdomains_per_rank: 3, merge: symmetric}
 damping: {stiffness_beta: 0.01}
 async: {surface_layers: 2, epsilon: 0.25}
+self_contact: {enabled: true, stiffness: 2.5e6}
 output: {directory: results/full, every: 5, checkpoint_every_steps: 100,
          checkpoint_every_seconds: 1800, checkpoints_kept: 3}
 petsc_options: [-newton_ksp_type cg, -newton_pc_type jacobi]
@@ -236,6 +237,8 @@ petsc_options: [-newton_ksp_type cg, -newton_pc_type jacobi]
   EXPECT_EQ(s.damping.stiffness_beta, 0.01);
   EXPECT_EQ(s.async.surface_layers, 2);
   EXPECT_EQ(s.async.epsilon, 0.25);
+  EXPECT_TRUE(s.self_contact.enabled);
+  EXPECT_EQ(s.self_contact.stiffness, 2.5e6);
   EXPECT_EQ(s.output.directory, "results/full");
   EXPECT_EQ(s.output.every, 5);
   EXPECT_EQ(s.output.checkpoint_every_steps, 100);
@@ -283,6 +286,8 @@ TEST_F(SceneConfigTest, Defaults) {
   // Schroeder et al. 2010: one surface layer, epsilon 0.5 (the paper's examples).
   EXPECT_EQ(s.async.surface_layers, 1);
   EXPECT_EQ(s.async.epsilon, 0.5);
+  EXPECT_FALSE(s.self_contact.enabled);  // off: existing scenes unchanged
+  EXPECT_EQ(s.self_contact.stiffness, 1e7);
   EXPECT_EQ(s.output.directory, "out/bar");
   EXPECT_EQ(s.output.every, 1);
   EXPECT_EQ(s.output.checkpoint_every_steps, 0);
@@ -305,6 +310,38 @@ TEST_F(SceneConfigTest, Defaults) {
   EXPECT_EQ(named.collision_objects[0].boundary, "sticky");
   EXPECT_TRUE(named.collision_objects[0].motion.empty());
   EXPECT_EQ(named.petsc_options, "-newton_ksp_type cg -newton_pc_type jacobi");
+}
+
+TEST_F(SceneConfigTest, CopiesExpandIntoBodiesOnAJitteredGrid) {
+  const std::string text = R"(time: {frame_rate: 24, frames: 2}
+bodies:
+  - name: torus
+    mesh: bar.msh
+    material: {E: 1e5, nu: 0.3, density: 1000}
+    transform: {translate: [1, 2, 3]}
+    copies: {count: [2, 1, 3], spacing: [0.5, 9, 0.25], jitter: 0.01, seed: 4}
+  - {name: floor, mesh: bar.msh, material: {E: 1e5, nu: 0.3, density: 1000}}
+)";
+  const SceneConfig s = ReadSceneConfig(Write("copies.yaml", text));
+  ASSERT_EQ(s.bodies.size(), 7u);
+  EXPECT_EQ(s.bodies[0].name, "torus.0");
+  EXPECT_EQ(s.bodies[5].name, "torus.5");
+  EXPECT_EQ(s.bodies[6].name, "floor");
+  // Copy (i, j, k) = (1, 0, 2) is index 1 + 2 * (0 + 1 * 2) = 5: at (1.5, 2, 3.5) within the jitter.
+  const Vec3 expected(1.5, 2.0, 3.5);
+  EXPECT_LE((s.bodies[5].transform.translate - expected).cwiseAbs().maxCoeff(), 0.01);
+  EXPECT_GT((s.bodies[5].transform.translate - expected).norm(), 0.0) << "no jitter drawn";
+  // The same seed draws the same jitter.
+  EXPECT_EQ(ReadSceneConfig(Write("again.yaml", text)).bodies[3].transform.translate,
+            s.bodies[3].transform.translate);
+  try {
+    ReadSceneConfig(Write("count.yaml", std::string(kMinimal) + "    copies: {count: [2, 0, 1]}\n"));
+    ADD_FAILURE() << "count 0 accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("bodies[0].copies.count[1]: expected an integer >= 1, got '0'"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST_F(SceneConfigTest, FramesFromEndTime) {
@@ -355,7 +392,7 @@ TEST_F(SceneConfigTest, BadInputsNameFileAndKey) {
       {"unknown key",
        time + "bodies: [{mesh: m.msh, materail: {E: 1, nu: 0, density: 1}}]\n",
        {"bodies[0].materail: unknown key (known: name, mesh, surface, shape, transform, "
-        "material, initial_velocity, initial_conditions)"}},
+        "material, initial_velocity, initial_conditions, copies)"}},
       {"unknown top-level key", time + body + "gravitty: [0, 0, 0]\n", {"gravitty: unknown key"}},
       {"wrong type",
        time + body + "gravity: down\n",
@@ -648,6 +685,12 @@ TEST_F(SceneConfigTest, BadMpmInputsNameFileAndKey) {
        {"dot: only FEM scenes (discretization: fem) take 'dot'"}},
       {"dot method in an MPM scene", mpm + "solver: {method: dot}\n",
        {"solver.method: 'dot' needs a tet mesh: only FEM scenes (discretization: fem) take it"}},
+      {"self_contact in an MPM scene", mpm + "self_contact: {enabled: true}\n",
+       {"self_contact: only FEM scenes (discretization: fem) take 'self_contact'"}},
+      {"zero self-contact stiffness", fem + "self_contact: {stiffness: 0}\n",
+       {"self_contact.stiffness: expected a positive number, got '0'"}},
+      {"self_contact not a flag", fem + "self_contact: {enabled: maybe}\n",
+       {"self_contact.enabled: expected true or false, got 'maybe'"}},
       {"no subdomains", fem + "dot: {subdomains_per_rank: 0}\n",
        {"dot.subdomains_per_rank: expected an integer >= 1, got '0'"}},
       {"unknown merge", fem + "dot: {merge: sum}\n", {"dot.merge: expected one of average, symmetric, got 'sum'"}},
@@ -793,7 +836,7 @@ TEST_F(SceneConfigTest, BadOverrides) {
   EXPECT_EQ(ErrorOf(path, {"bodies.0.materail=1"}),
             path +
                 ": bodies[0].materail: unknown key (known: name, mesh, surface, shape, transform, "
-                "material, initial_velocity, initial_conditions)");
+                "material, initial_velocity, initial_conditions, copies)");
   EXPECT_EQ(ErrorOf(path, {"time.frames=2.5"}),
             path + ": time.frames: expected an integer >= 1, got '2.5'");
 }

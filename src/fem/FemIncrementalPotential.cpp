@@ -39,6 +39,8 @@ FemIncrementalPotential::FemIncrementalPotential(FemModel& model, double damping
   OPTISTEP_PETSC(VecDuplicate(x_n_, &work2_));
   if (model_.scene().friction.model == "potential")
     friction_ = std::make_unique<FrictionPotential>(model_, model_.scene().friction.epsilon_v);
+  const SelfContactConfig& contact = model_.scene().self_contact;
+  if (contact.enabled) self_contact_ = std::make_unique<SelfContact>(model_, contact.stiffness);
 }
 
 FemIncrementalPotential::~FemIncrementalPotential() {
@@ -167,6 +169,11 @@ PetscReal FemIncrementalPotential::Evaluate(Vec x, Vec g) {
   }
   OPTISTEP_PETSC(VecRestoreArrayRead(x_hat_, &xh));
   if (external_ && !loads_.empty()) energy += loads_.Energy(xl, ga);
+  if (external_ && self_contact_) {  // Gast et al. 2015 Sec. 5.3
+    self_contact_->Update(x);
+    energy += self_contact_->Energy();
+    if (ga) self_contact_->AddGradient(ga);
+  }
   double total = 0.0;
   MPI_Allreduce(&energy, &total, 1, MPI_DOUBLE, MPI_SUM, model_.comm());
   if (ga) OPTISTEP_PETSC(VecRestoreArray(g, &ga));
@@ -311,10 +318,19 @@ void FemIncrementalPotential::Hessian(Vec x, Mat H) {
         if (slot >= 0) Eigen::Map<Mat3>(&row_values_[9 * static_cast<size_t>(slot)]) += block;
       });
   }
+  // Contact blocks add nonzeros outside the tets' pattern: H goes back to the tets'
+  // pattern first, so that its pattern (which ILU and ICC follow) is a function of x
+  // alone, as after a restart.
+  if (self_contact_) Preallocate(H);
   InsertRows(H);
+  if (external_ && self_contact_) {
+    self_contact_->Update(x);
+    self_contact_->AddHessian(H, project_spd_);
+  }
   if (beta_ > 0.0) {
     ScopedPhase phase(kAssemblyPhase);
-    OPTISTEP_PETSC(MatAXPY(H, beta_ / dt_, stiffness_n_, SAME_NONZERO_PATTERN));
+    OPTISTEP_PETSC(MatAXPY(H, beta_ / dt_, stiffness_n_,
+                           self_contact_ ? SUBSET_NONZERO_PATTERN : SAME_NONZERO_PATTERN));
   }
 }
 
@@ -344,23 +360,30 @@ Mat FemIncrementalPotential::CreateHessian() {
   return hessian_;
 }
 
+void FemIncrementalPotential::Preallocate(Mat H) const {
+  const DistributedTetMesh& mesh = model_.mesh();
+  std::vector<std::vector<PetscInt>> neighbors(mesh.n_owned);
+  for (const auto& t : mesh.tets)
+    for (int a = 0; a < 4; ++a)
+      if (t[a] < mesh.n_owned)
+        for (int b = 0; b < 4; ++b) neighbors[t[a]].push_back(t[b]);
+  std::vector<PetscInt> d_nnz(mesh.n_owned, 0), o_nnz(mesh.n_owned, 0);
+  for (PetscInt l = 0; l < mesh.n_owned; ++l) {
+    auto& n = neighbors[l];
+    n.push_back(l);
+    std::sort(n.begin(), n.end());
+    n.erase(std::unique(n.begin(), n.end()), n.end());
+    for (PetscInt k : n) (k < mesh.n_owned ? d_nnz[l] : o_nnz[l])++;
+  }
+  // Full row counts serve SBAIJ as (generous) upper-triangle counts too.
+  OPTISTEP_PETSC(MatXAIJSetPreallocation(H, 3, d_nnz.data(), o_nnz.data(), d_nnz.data(),
+                                         o_nnz.data()));
+}
+
 Mat FemIncrementalPotential::NewHessianMatrix() const {
   Mat H = nullptr;
   {
     const DistributedTetMesh& mesh = model_.mesh();
-    std::vector<std::vector<PetscInt>> neighbors(mesh.n_owned);
-    for (const auto& t : mesh.tets)
-      for (int a = 0; a < 4; ++a)
-        if (t[a] < mesh.n_owned)
-          for (int b = 0; b < 4; ++b) neighbors[t[a]].push_back(t[b]);
-    std::vector<PetscInt> d_nnz(mesh.n_owned, 0), o_nnz(mesh.n_owned, 0);
-    for (PetscInt l = 0; l < mesh.n_owned; ++l) {
-      auto& n = neighbors[l];
-      n.push_back(l);
-      std::sort(n.begin(), n.end());
-      n.erase(std::unique(n.begin(), n.end()), n.end());
-      for (PetscInt k : n) (k < mesh.n_owned ? d_nnz[l] : o_nnz[l])++;
-    }
     // AIJ with block size 3 by default: every PC works on it (GAMG and hypre do not take
     // BAIJ in PETSc 3.18); -hessian_mat_type baij|sbaij selects the blocked formats.
     OPTISTEP_PETSC(MatCreate(model_.comm(), &H));
@@ -370,9 +393,7 @@ Mat FemIncrementalPotential::NewHessianMatrix() const {
     OPTISTEP_PETSC(MatSetType(H, MATAIJ));
     OPTISTEP_PETSC(MatSetOptionsPrefix(H, "hessian_"));
     CallReadingOptions("hessian_", [&] { return MatSetFromOptions(H); });
-    // Full row counts serve SBAIJ as (generous) upper-triangle counts too.
-    OPTISTEP_PETSC(MatXAIJSetPreallocation(H, 3, d_nnz.data(), o_nnz.data(), d_nnz.data(),
-                                           o_nnz.data()));
+    Preallocate(H);
     PetscBool symmetric_storage = PETSC_FALSE;
     OPTISTEP_PETSC(PetscObjectTypeCompareAny(reinterpret_cast<PetscObject>(H), &symmetric_storage,
                                              MATSBAIJ, MATSEQSBAIJ, MATMPISBAIJ, ""));

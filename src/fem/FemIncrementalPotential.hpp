@@ -5,6 +5,7 @@
 //        + sum_i sum_c k_c m_i max(-phi_c(x_i), 0)^3                     (Sec. 5.2)
 //        + beta / (2 dt) (x - x_n)^T K(x_n) (x - x_n)     (lagged Rayleigh damping, Sec. 4.2)
 //        + E_loads(x, t_next)             (the scene's loads, fem/FemLoads.hpp; g = g(t_next))
+//        + sum_p k d_p sqrt(d_p + 1e-15)   (self-contact, Sec. 5.3, when the scene enables it)
 // with x_hat = x_n + dt v_n and lumped masses m_i. Units: J. Dirichlet nodes are held at
 // their scripted targets: their gradient rows are zero and their Hessian rows and
 // columns are m_i/dt^2 I (projected out).
@@ -17,6 +18,7 @@
 #include "fem/FemLoads.hpp"
 #include "fem/FemModel.hpp"
 #include "fem/FrictionPotential.hpp"
+#include "fem/SelfContact.hpp"
 #include "solvers/IncrementalPotential.hpp"
 
 namespace optistep {
@@ -100,6 +102,8 @@ class FemIncrementalPotential : public IncrementalPotential {
   double DampingEnergyAndGradient(Vec x, Vec g);
   /// A new, preallocated matrix (AIJ, block size 3; -hessian_mat_type) with the Hessian's layout.
   Mat NewHessianMatrix() const;
+  /// (Re)sets H's preallocation to the tets' pattern, dropping any other nonzeros.
+  void Preallocate(Mat H) const;
 
   FemModel& model_;
   double beta_;
@@ -130,6 +134,7 @@ class FemIncrementalPotential : public IncrementalPotential {
   std::vector<int> diagonal_slot_;   // per owned node
   std::vector<int> tet_slots_;       // 16 per local tet: (row corner, column corner) -> slot
   std::vector<double> row_values_;   // 9 per slot, column-major 3x3 blocks
+  std::unique_ptr<SelfContact> self_contact_;  // null unless the scene's self_contact.enabled
 };
 
 }  // namespace optistep

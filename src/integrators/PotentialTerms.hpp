@@ -1,6 +1,7 @@
 #pragma once
 // Scene terms that only the incremental potential (src/fem/FemIncrementalPotential) carries:
-// the `loads:` (src/fem/FemLoads), IPC's friction potential and, for integrators that keep
+// the `loads:` (src/fem/FemLoads), IPC's friction potential, the self-contact penalty
+// (src/fem/SelfContact) and, for integrators that keep
 // forces as functions of x alone, a time-dependent gravity. Integrators that step without
 // that potential (xpbd, semi_implicit, async's substeps) refuse them instead of ignoring them.
 
@@ -12,7 +13,8 @@
 namespace optistep {
 
 /// Not collective (every rank reads the same scene). Throws InputError naming the scene, the
-/// key and `integrator` for loads, friction.model other than after_solve, and, unless
+/// key and `integrator` for loads, friction.model other than after_solve, self_contact
+/// enabled, and, unless
 /// time_dependent_gravity, a gravity_time_function.
 inline void RefusePotentialOnlyTerms(const SceneConfig& scene, bool time_dependent_gravity) {
   const std::string with = " is not available with integrator: " + scene.integrator;
@@ -21,6 +23,8 @@ inline void RefusePotentialOnlyTerms(const SceneConfig& scene, bool time_depende
   if (scene.friction.model != "after_solve")
     throw InputError(scene.path + ": friction.model: '" + scene.friction.model + "'" + with +
                      " (leave friction.model out)");
+  if (scene.self_contact.enabled)
+    throw InputError(scene.path + ": self_contact.enabled:" + with + " (backward_euler and quasi_static take it)");
   const TimeFunctionConfig& tau = scene.gravity_time_function;
   const bool unit = tau.kind == TimeFunctionConfig::Kind::kConstant && tau.value == 1.0;
   if (!time_dependent_gravity && !unit)

@@ -1,0 +1,302 @@
+#include "fem/SelfContact.hpp"
+
+#include <Eigen/Eigenvalues>
+#include <unsupported/Eigen/BVH>
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+
+#include "core/Error.hpp"
+#include "core/Phases.hpp"
+#include "solvers/IncrementalPotential.hpp"
+
+namespace optistep {
+namespace {
+
+using Box = Eigen::AlignedBox<double, 3>;
+using Tree = Eigen::KdBVH<double, 3, int>;
+
+/// Every rank's values of `mine`, concatenated in rank order.
+template <typename T>
+std::vector<T> AllGather(MPI_Comm comm, const std::vector<T>& mine) {
+  int size = 0;
+  MPI_Comm_size(comm, &size);
+  const int bytes = static_cast<int>(mine.size() * sizeof(T));
+  std::vector<int> counts(size), offsets(size, 0);
+  MPI_Allgather(&bytes, 1, MPI_INT, counts.data(), 1, MPI_INT, comm);
+  for (int r = 1; r < size; ++r) offsets[r] = offsets[r - 1] + counts[r - 1];
+  std::vector<T> all((offsets[size - 1] + counts[size - 1]) / sizeof(T));
+  MPI_Allgatherv(mine.data(), bytes, MPI_BYTE, all.data(), counts.data(), offsets.data(), MPI_BYTE,
+                 comm);
+  return all;
+}
+
+/// Barycentric coordinates of p in tet (x0..x3) all positive: p strictly inside.
+bool InsideTet(const Vec3& p, const Vec3& x0, const Vec3& x1, const Vec3& x2, const Vec3& x3) {
+  Mat3 D;
+  D << x1 - x0, x2 - x0, x3 - x0;
+  const Eigen::PartialPivLU<Mat3> lu(D);
+  if (!(std::abs(D.determinant()) > 0.0)) return false;
+  const Vec3 w = lu.solve(p - x0);
+  return w[0] > 0.0 && w[1] > 0.0 && w[2] > 0.0 && w.sum() < 1.0;
+}
+
+}  // namespace
+
+SelfContact::SelfContact(const FemModel& model, double k) : model_(model), k_(k) {
+  const DistributedTetMesh& mesh = model.mesh();
+  MPI_Comm_rank(mesh.comm, &rank_);
+  struct NodeRecord {
+    PetscInt original, petsc;
+    double X[3];
+    int body, constrained;
+  };
+  std::vector<NodeRecord> mine;
+  for (PetscInt l = 0; l < mesh.n_owned; ++l)
+    mine.push_back({mesh.node_original_id[l], mesh.local_to_global[l],
+                    {mesh.X[l][0], mesh.X[l][1], mesh.X[l][2]}, mesh.node_body[l],
+                    model.IsConstrained(static_cast<int>(l)) ? 1 : 0});
+  const std::vector<NodeRecord> nodes = AllGather(mesh.comm, mine);
+  X_.resize(nodes.size());
+  body_.resize(nodes.size());
+  constrained_.resize(nodes.size());
+  petsc_id_.resize(nodes.size());
+  for (const NodeRecord& n : nodes) {
+    X_[n.original] = Vec3(n.X[0], n.X[1], n.X[2]);
+    body_[n.original] = n.body;
+    constrained_[n.original] = static_cast<char>(n.constrained);
+    petsc_id_[n.original] = n.petsc;
+  }
+  struct TetRecord {
+    PetscInt original;
+    int nodes[4];
+    int body;
+  };
+  std::vector<TetRecord> my_tets;
+  for (std::size_t e = 0; e < mesh.tets.size(); ++e)
+    if (mesh.tet_counted[e]) {
+      TetRecord t{mesh.tet_original_id[e], {}, mesh.tet_body[e]};
+      for (int a = 0; a < 4; ++a) t.nodes[a] = static_cast<int>(mesh.node_original_id[mesh.tets[e][a]]);
+      my_tets.push_back(t);
+    }
+  std::vector<TetRecord> tets = AllGather(mesh.comm, my_tets);
+  std::sort(tets.begin(), tets.end(),
+            [](const TetRecord& a, const TetRecord& b) { return a.original < b.original; });
+  // Surface triangles: the faces that belong to one tet only, in tet order.
+  std::map<std::array<int, 3>, int> face_count;
+  auto face_of = [](const TetRecord& t, int f) {
+    std::array<int, 3> face;
+    for (int a = 0, k = 0; a < 4; ++a)
+      if (a != f) face[k++] = t.nodes[a];
+    return face;
+  };
+  for (const TetRecord& t : tets) {
+    tets_.push_back({t.nodes[0], t.nodes[1], t.nodes[2], t.nodes[3]});
+    tet_body_.push_back(t.body);
+    for (int f = 0; f < 4; ++f) {
+      std::array<int, 3> key = face_of(t, f);
+      std::sort(key.begin(), key.end());
+      ++face_count[key];
+    }
+  }
+  std::vector<double> longest_edge(X_.size(), 0.0);
+  for (const auto& t : tets_)
+    for (int a = 0; a < 4; ++a)
+      for (int b = 0; b < 4; ++b)
+        longest_edge[t[a]] = std::max(longest_edge[t[a]], (X_[t[a]] - X_[t[b]]).norm());
+  std::vector<char> on_surface(X_.size(), 0);
+  for (const TetRecord& t : tets)
+    for (int f = 0; f < 4; ++f) {
+      const std::array<int, 3> face = face_of(t, f);
+      std::array<int, 3> key = face;
+      std::sort(key.begin(), key.end());
+      if (face_count[key] != 1) continue;
+      triangles_.push_back(face);
+      triangle_body_.push_back(t.body);
+      for (int n : face) on_surface[n] = 1;
+    }
+  for (std::size_t n = 0; n < X_.size(); ++n)
+    if (on_surface[n]) {
+      surface_nodes_.push_back(static_cast<int>(n));
+      exclusion_radius_.push_back(2.0 * longest_edge[n]);
+    }
+  x_ = X_;
+  Vec x = model.CreateNodeVector();
+  OPTISTEP_PETSC(VecScatterCreateToAll(x, &to_all_, &x_all_));
+  VecDestroy(&x);
+}
+
+SelfContact::~SelfContact() {
+  VecScatterDestroy(&to_all_);
+  VecDestroy(&x_all_);
+}
+
+PetscInt SelfContact::OwnedIndex(int n) const {
+  const DistributedTetMesh& mesh = model_.mesh();
+  const PetscInt id = petsc_id_[n];
+  return id >= mesh.node_begin && id < mesh.node_end ? id - mesh.node_begin : -1;
+}
+
+void SelfContact::Update(Vec x) {
+  OPTISTEP_PETSC(VecScatterBegin(to_all_, x, x_all_, INSERT_VALUES, SCATTER_FORWARD));
+  OPTISTEP_PETSC(VecScatterEnd(to_all_, x, x_all_, INSERT_VALUES, SCATTER_FORWARD));
+  const PetscScalar* xa = nullptr;
+  OPTISTEP_PETSC(VecGetArrayRead(x_all_, &xa));
+  bool changed = !have_positions_;
+  for (std::size_t n = 0; n < x_.size(); ++n) {
+    const Vec3 xn(xa[3 * petsc_id_[n]], xa[3 * petsc_id_[n] + 1], xa[3 * petsc_id_[n] + 2]);
+    changed |= xn != x_[n];
+    x_[n] = xn;
+  }
+  OPTISTEP_PETSC(VecRestoreArrayRead(x_all_, &xa));
+  have_positions_ = true;
+  if (!changed) return;
+
+  // Broad phase: a KdBVH over the tets' and one over the surface triangles' boxes at x.
+  std::vector<int> tet_ids(tets_.size()), triangle_ids(triangles_.size());
+  std::vector<Box> tet_boxes, triangle_boxes;
+  for (std::size_t e = 0; e < tets_.size(); ++e) {
+    tet_ids[e] = static_cast<int>(e);
+    Box box;
+    for (int n : tets_[e]) box.extend(x_[n]);
+    tet_boxes.push_back(box);
+  }
+  for (std::size_t t = 0; t < triangles_.size(); ++t) {
+    triangle_ids[t] = static_cast<int>(t);
+    Box box;
+    for (int n : triangles_[t]) box.extend(x_[n]);
+    triangle_boxes.push_back(box);
+  }
+  const Tree tet_tree(tet_ids.begin(), tet_ids.end(), tet_boxes.begin(), tet_boxes.end());
+  const Tree triangle_tree(triangle_ids.begin(), triangle_ids.end(), triangle_boxes.begin(),
+                           triangle_boxes.end());
+
+  pairs_.clear();
+  for (std::size_t s = 0; s < surface_nodes_.size(); ++s) {
+    const int p = surface_nodes_[s];
+    const Vec3& xp = x_[p];
+    const double R2 = exclusion_radius_[s] * exclusion_radius_[s];
+    // Another part: another body, or far enough from p in the rest shape.
+    auto other_part = [&](const auto& nodes, int body) {
+      if (body != body_[p]) return true;
+      for (int n : nodes)
+        if ((X_[n] - X_[p]).squaredNorm() <= R2) return false;
+      return true;
+    };
+    struct InsideQuery {
+      const SelfContact* self;
+      const Vec3& xp;
+      decltype(other_part)& other;
+      int found = -1;
+      bool intersectVolume(const Box& box) { return box.contains(xp); }
+      bool intersectObject(int e) {
+        const auto& t = self->tets_[e];
+        if (!other(t, self->tet_body_[e])) return false;
+        if (!InsideTet(xp, self->x_[t[0]], self->x_[t[1]], self->x_[t[2]], self->x_[t[3]])) return false;
+        found = e;
+        return true;  // stop: the first tet containing p names the part
+      }
+    } inside{this, xp, other_part};
+    Eigen::BVIntersect(tet_tree, inside);
+    if (inside.found < 0) continue;
+    const int part_body = tet_body_[inside.found];
+    struct ClosestQuery {
+      using Scalar = double;
+      const SelfContact* self;
+      const Vec3& xp;
+      decltype(other_part)& other;
+      int body;
+      int best = -1;
+      ClosestFeature feature = {};
+      double minimumOnVolume(const Box& box) { return box.squaredExteriorDistance(xp); }
+      double minimumOnObject(int t) {
+        const auto& tri = self->triangles_[t];
+        if (self->triangle_body_[t] != body || !other(tri, body))
+          return std::numeric_limits<double>::infinity();
+        double d = 0.0;
+        const ClosestFeature f =
+            ClosestTriangleFeature(xp, self->x_[tri[0]], self->x_[tri[1]], self->x_[tri[2]], &d);
+        if (best < 0 || d < best_d || (d == best_d && t < best)) {
+          best = t;
+          best_d = d;
+          feature = f;
+        }
+        return d;
+      }
+      double best_d = std::numeric_limits<double>::infinity();
+    } closest{this, xp, other_part, part_body, -1, {}};
+    Eigen::BVMinimize(triangle_tree, closest);
+    if (closest.best < 0) continue;
+    Pair pair;
+    pair.p = p;
+    pair.triangle = triangles_[closest.best];
+    pair.feature = closest.feature;
+    pair.d = FeatureSquaredDistance(pair.feature, xp, x_[pair.triangle[0]], x_[pair.triangle[1]],
+                                    x_[pair.triangle[2]], nullptr, nullptr);
+    pairs_.push_back(pair);
+  }
+}
+
+double SelfContact::Energy() const {
+  if (rank_ != 0) return 0.0;
+  double energy = 0.0;
+  for (const Pair& pair : pairs_) energy += SelfContactPenalty(k_, pair.d, nullptr, nullptr);
+  return energy;
+}
+
+void SelfContact::PairDerivatives(const Pair& pair, Vec12* g, Mat12* H) const {
+  Vec12 grad_d;
+  Mat12 hess_d;
+  FeatureSquaredDistance(pair.feature, x_[pair.p], x_[pair.triangle[0]], x_[pair.triangle[1]],
+                         x_[pair.triangle[2]], &grad_d, H ? &hess_d : nullptr);
+  double first = 0.0, second = 0.0;
+  SelfContactPenalty(k_, pair.d, &first, &second);
+  *g = first * grad_d;
+  if (H) *H = second * grad_d * grad_d.transpose() + first * hess_d;
+}
+
+void SelfContact::AddGradient(PetscScalar* g) const {
+  for (const Pair& pair : pairs_) {
+    const int nodes[4] = {pair.p, pair.triangle[0], pair.triangle[1], pair.triangle[2]};
+    Vec12 grad;
+    PairDerivatives(pair, &grad, nullptr);
+    for (int a = 0; a < 4; ++a) {
+      const PetscInt l = OwnedIndex(nodes[a]);
+      if (l < 0) continue;
+      for (int d = 0; d < 3; ++d) g[3 * l + d] += grad[3 * a + d];
+    }
+  }
+}
+
+void SelfContact::AddHessian(Mat H, bool project) {
+  OPTISTEP_PETSC(MatSetOption(H, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE));
+  for (const Pair& pair : pairs_) {
+    const int nodes[4] = {pair.p, pair.triangle[0], pair.triangle[1], pair.triangle[2]};
+    Vec12 grad;
+    Mat12 hess;
+    PairDerivatives(pair, &grad, &hess);
+    if (project) {
+      const Eigen::SelfAdjointEigenSolver<Mat12> eig(hess);
+      hess = eig.eigenvectors() * eig.eigenvalues().cwiseMax(0.0).asDiagonal() *
+             eig.eigenvectors().transpose();
+    }
+    // p and the feature's nodes carry the energy; the triangle's other nodes do not.
+    bool involved[4] = {true, false, false, false};
+    for (int k = 0; k < pair.feature.count; ++k) involved[1 + pair.feature.nodes[k]] = true;
+    for (int a = 0; a < 4; ++a) {
+      if (!involved[a] || OwnedIndex(nodes[a]) < 0 || constrained_[nodes[a]]) continue;
+      for (int b = 0; b < 4; ++b) {
+        if (!involved[b] || constrained_[nodes[b]]) continue;
+        const Mat3 block = hess.block<3, 3>(3 * a, 3 * b);
+        const PetscInt row = petsc_id_[nodes[a]], col = petsc_id_[nodes[b]];
+        OPTISTEP_PETSC(MatSetValuesBlocked(H, 1, &row, 1, &col, block.data(), ADD_VALUES));
+      }
+    }
+  }
+  ScopedPhase phase(kAssemblyPhase);
+  OPTISTEP_PETSC(MatAssemblyBegin(H, MAT_FINAL_ASSEMBLY));
+  OPTISTEP_PETSC(MatAssemblyEnd(H, MAT_FINAL_ASSEMBLY));
+}
+
+}  // namespace optistep

@@ -1,0 +1,96 @@
+#pragma once
+// Penalty self-collisions and body-body collisions of a tetrahedral FEM model (Gast et
+// al. 2015, Sec. 5.3). A surface node p found inside a tet of another part of the mesh
+// (point-in-tetrahedron tests, accelerated by Eigen's KdBVH over the tets' bounding
+// boxes) is pushed out by the energy
+//   Phi = k d sqrt(d + epsilon),  epsilon = 1e-15 m^2,
+// d the squared distance from p to the closest primitive (triangle, edge or vertex) of
+// the surface of that part, found with a second KdBVH over the surface triangles.
+// "Another part": a tet or triangle of another body, or of p's own body whose vertices
+// are all farther than the exclusion radius R_p from p in the rest shape (R_p = twice the
+// longest rest edge at p; our choice, so that the surface around p itself, which p
+// always lies on, is never taken for the part it has entered).
+//
+// Distribution (the simplest correct scheme, not the paper's): the surface geometry, the
+// tets and the positions are replicated on every rank (one VecScatter to all per
+// evaluation), every rank finds every contact pair in the same order (by original node
+// id), and adds the gradient rows and Hessian blocks of the nodes it owns. The contact
+// terms are thus the same bits on any rank count; no state crosses steps (the closest
+// primitive is searched anew at every evaluation), so a checkpoint needs nothing from
+// here. Memory and detection time grow with the whole mesh on every rank.
+#include <petscmat.h>
+#include <petscvec.h>
+
+#include <array>
+#include <vector>
+
+#include "core/Types.hpp"
+#include "fem/ContactDistance.hpp"
+#include "fem/FemModel.hpp"
+
+namespace optistep {
+
+class SelfContact {
+ public:
+  /// One penetrating surface node: p, the triangle whose closest feature it is pushed
+  /// to, that feature, and d (m^2). Node ids are original ids.
+  struct Pair {
+    int p = -1;
+    std::array<int, 3> triangle = {-1, -1, -1};
+    ClosestFeature feature;
+    double d = 0.0;
+  };
+
+  /// Collective. k: penalty stiffness (J/m^3, > 0). Gathers the mesh's tets, finds its
+  /// surface triangles and flags their nodes.
+  SelfContact(const FemModel& model, double k);
+  ~SelfContact();
+  SelfContact(const SelfContact&) = delete;
+  SelfContact& operator=(const SelfContact&) = delete;
+
+  /// Collective. Gathers the positions x (owned values of a node vector, m) and finds
+  /// the contact pairs at them. Cached: a second call with unchanged values of x does
+  /// no detection.
+  void Update(Vec x);
+  /// Rank-local, after Update: the total contact energy (J) on rank 0 and 0 on the other
+  /// ranks (every rank finds every pair), so that a sum over ranks counts it once.
+  double Energy() const;
+  /// Rank-local, after Update: adds dPhi/dx of the owned nodes to g (the owned array of
+  /// a node vector, 3 per node, N).
+  void AddGradient(PetscScalar* g) const;
+  /// Collective, after Update: adds the 3x3 blocks (N/m) of the owned rows, columns of
+  /// any rank, to H (global block indices, ADD_VALUES; new nonzeros allowed) and
+  /// assembles H. Rows and columns of Dirichlet nodes are left out. project: per pair,
+  /// the 12x12 Hessian's negative eigenvalues are clamped to zero (SPD projection).
+  void AddHessian(Mat H, bool project);
+  const std::vector<Pair>& pairs() const { return pairs_; }
+  /// Number of surface nodes (the flagged nodes tested for penetration).
+  std::size_t SurfaceNodeCount() const { return surface_nodes_.size(); }
+
+ private:
+  /// Phi's gradient (12) and Hessian (12 x 12) of a pair, in (p, a, b, c) order.
+  void PairDerivatives(const Pair& pair, Vec12* g, Mat12* H) const;
+  /// The PETSc-local owned index of original node n, or -1 when another rank owns it.
+  PetscInt OwnedIndex(int n) const;
+
+  const FemModel& model_;
+  double k_;
+  int rank_ = 0;
+  std::vector<Vec3> X_;                       ///< rest positions by original id
+  std::vector<int> body_;                     ///< body by original id
+  std::vector<char> constrained_;             ///< Dirichlet node, by original id
+  std::vector<PetscInt> petsc_id_;            ///< PETSc global node id by original id
+  std::vector<std::array<int, 4>> tets_;      ///< original ids, by original tet id
+  std::vector<int> tet_body_;
+  std::vector<std::array<int, 3>> triangles_; ///< surface triangles
+  std::vector<int> triangle_body_;
+  std::vector<int> surface_nodes_;            ///< original ids, ascending
+  std::vector<double> exclusion_radius_;      ///< R_p per surface node
+  std::vector<Vec3> x_;                       ///< current positions by original id
+  std::vector<Pair> pairs_;
+  VecScatter to_all_ = nullptr;
+  Vec x_all_ = nullptr;
+  bool have_positions_ = false;
+};
+
+}  // namespace optistep

@@ -1,0 +1,344 @@
+// Penalty self- and body-body collisions (Gast et al. 2015, Sec. 5.3; fem/SelfContact.hpp),
+// on 1, 2 and 4 ranks: the squared distance to a triangle's closest feature and the
+// penalty's gradient and Hessian against central finite differences; two boxes pressed
+// into each other separate, with the total momentum kept to the solver's tolerance.
+#include <gtest/gtest.h>
+#include <petscvec.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "FiniteDifferences.hpp"
+#include "TestScenes.hpp"
+#include "TestUtil.hpp"
+#include "app/FemSimulation.hpp"
+#include "core/Error.hpp"
+#include "fem/ContactDistance.hpp"
+#include "fem/FemIncrementalPotential.hpp"
+#include "fem/SelfContact.hpp"
+
+namespace optistep {
+namespace {
+
+TEST(ContactDistance, SquaredDistanceDerivativesMatchFiniteDifferences) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  int seen[4] = {0, 0, 0, 0};  // by feature node count
+  for (int trial = 0; trial < 300; ++trial) {
+    Vec12 q;
+    for (int i = 0; i < 12; ++i) q[i] = u(rng);
+    q.segment<3>(0) *= 1.5;  // points beyond the triangle's edges and corners too
+    auto point = [&](const Vec12& y, int n) { return Vec3(y.segment<3>(3 * n)); };
+    double d_closest = 0.0;
+    const ClosestFeature f =
+        ClosestTriangleFeature(point(q, 0), point(q, 1), point(q, 2), point(q, 3), &d_closest);
+    ++seen[f.count];
+    Vec12 g;
+    Mat12 H;
+    const double d = FeatureSquaredDistance(f, point(q, 0), point(q, 1), point(q, 2), point(q, 3), &g, &H);
+    // The feature's distance is the triangle's distance (Ericson's closest point).
+    EXPECT_NEAR(d, d_closest, 1e-12 * (1.0 + d_closest));
+    const double h = 1e-6;
+    for (int i = 0; i < 12; ++i) {
+      Vec12 qp = q, qm = q;
+      qp[i] += h;
+      qm[i] -= h;
+      Vec12 gp, gm;
+      const double ep = FeatureSquaredDistance(f, point(qp, 0), point(qp, 1), point(qp, 2), point(qp, 3), &gp, nullptr);
+      const double em = FeatureSquaredDistance(f, point(qm, 0), point(qm, 1), point(qm, 2), point(qm, 3), &gm, nullptr);
+      EXPECT_NEAR(g[i], (ep - em) / (2 * h), 1e-7 * (1.0 + std::abs(g[i])));
+      const Vec12 column = (gp - gm) / (2 * h);
+      EXPECT_LT((H.col(i) - column).norm(), 1e-6 * (1.0 + H.col(i).norm())) << "column " << i;
+    }
+  }
+  EXPECT_GT(seen[1], 0) << "no vertex case";
+  EXPECT_GT(seen[2], 0) << "no edge case";
+  EXPECT_GT(seen[3], 0) << "no face case";
+}
+
+TEST(ContactDistance, PenaltyDerivativesMatchFiniteDifferences) {
+  const double k = 3e6;
+  for (double d : {1e-8, 1e-5, 2.5e-3}) {
+    double first = 0.0, second = 0.0;
+    SelfContactPenalty(k, d, &first, &second);
+    const double h = 1e-4 * d;
+    const double ep = SelfContactPenalty(k, d + h, nullptr, nullptr);
+    const double em = SelfContactPenalty(k, d - h, nullptr, nullptr);
+    double fp = 0.0, fm = 0.0;
+    SelfContactPenalty(k, d + h, &fp, nullptr);
+    SelfContactPenalty(k, d - h, &fm, nullptr);
+    EXPECT_NEAR(first, (ep - em) / (2 * h), 1e-7 * first);
+    EXPECT_NEAR(second, (fp - fm) / (2 * h), 1e-7 * second);
+    // Phi = k |x|^3 up to epsilon: the paper's cubic penalty in the distance.
+    EXPECT_NEAR(SelfContactPenalty(k, d, nullptr, nullptr), k * std::pow(d, 1.5), 1e-6 * k * std::pow(d, 1.5));
+  }
+}
+
+/// Two 0.1 m boxes (2 x 2 x 2 hexes of 6 tets each, 1 kg) overlapping by `overlap` m
+/// along x (a negative overlap: a gap), without gravity, each moving toward the other at
+/// `speed` (m/s), with self-contact on.
+SceneConfig PressedBoxes(const std::string& tag, double overlap, double dt, double speed = 0.0) {
+  const std::string dir = test::SharedTempDir(tag);
+  test::WriteBoxMesh(dir + "/box", 2, 2, 2, Vec3(0.1, 0.1, 0.1));
+  std::ostringstream yaml;
+  yaml.precision(17);
+  yaml << "time: {dt: " << dt << ", frame_dt: " << dt << ", frames: 1}\n"
+       << "gravity: [0, 0, 0]\n"
+       << "bodies:\n"
+       << "  - {name: left, mesh: box.node, material: {E: 1.0e5, nu: 0.3, density: 1000},\n"
+       << "     initial_velocity: [" << speed << ", 0, 0]}\n"
+       << "  - name: right\n"
+       << "    mesh: box.node\n"
+       << "    material: {E: 1.0e5, nu: 0.3, density: 1000}\n"
+       << "    transform: {translate: [" << 0.1 - overlap << ", 0.013, 0.017]}\n"
+       << "    initial_velocity: [" << -speed << ", 0, 0]\n"
+       << "self_contact: {enabled: true, stiffness: 1.0e8}\n";
+  return test::MakeScene(dir + "/scene.yaml", yaml.str());
+}
+
+/// Fills v (owned entries) with a pseudo-random field in [-amplitude, amplitude] seeded by
+/// the node's original id, so that it is rank-count independent.
+void RandomField(const FemModel& model, Vec v, double amplitude, unsigned seed) {
+  PetscScalar* a = nullptr;
+  OPTISTEP_PETSC(VecGetArray(v, &a));
+  for (PetscInt l = 0; l < model.mesh().n_owned; ++l)
+    for (int c = 0; c < 3; ++c) {
+      std::mt19937 rng(seed * 7919u + static_cast<unsigned>(3 * model.mesh().node_original_id[l] + c));
+      a[3 * l + c] = amplitude * std::uniform_real_distribution<double>(-1.0, 1.0)(rng);
+    }
+  OPTISTEP_PETSC(VecRestoreArray(v, &a));
+}
+
+TEST(SelfContact, PotentialDerivativesMatchFiniteDifferences) {
+  const SceneConfig scene = PressedBoxes("contact_fd", 0.01, 0.02);
+  FemSimulation sim(PETSC_COMM_WORLD, scene);
+  FemIncrementalPotential potential(sim.model(), 0.0);
+  Vec x = sim.positions(), v = sim.velocities();
+  potential.BeginStep(x, v, 0.02, 0.02);
+  Vec y, d, Hd;
+  for (Vec* w : {&y, &d, &Hd}) OPTISTEP_PETSC(VecDuplicate(x, w));
+  RandomField(sim.model(), y, 0.002, 1);
+  OPTISTEP_PETSC(VecAXPY(y, 1.0, x));
+  RandomField(sim.model(), d, 1.0, 2);
+  SelfContact contact(sim.model(), scene.self_contact.stiffness);
+  contact.Update(y);
+  ASSERT_GT(contact.pairs().size(), 0u) << "the boxes should overlap";
+
+  Mat H = potential.CreateHessian();
+  potential.SetProjectHessian(false);
+  potential.Hessian(y, H);
+  const test::DirectionalCheck c = test::CheckAlong(potential, H, y, d, 1e-7, Hd);
+  EXPECT_NEAR(c.energy_fd, c.gradient_dot, 1e-6 * std::abs(c.gradient_dot));
+  EXPECT_LT(c.hessian_error, 1e-5 * c.hessian_norm)
+      << "|H d - (g(y + h d) - g(y - h d)) / 2h| vs |H d| = " << c.hessian_norm;
+
+  for (Vec* w : {&y, &d, &Hd}) VecDestroy(w);
+  MatDestroy(&H);
+}
+
+/// Self-contact (one body) and body-body contact see the same penetrations: one body
+/// whose mesh has two box components 1 m apart in the rest shape, its second component
+/// moved back by 1 m into the first, gives the pairs and energy of the same two boxes as
+/// two bodies.
+TEST(SelfContact, OneBodyOfTwoComponentsMatchesTwoBodies) {
+  const SceneConfig two = PressedBoxes("contact_self", 0.01, 0.02);
+  const std::string dir = std::filesystem::path(two.path).parent_path().string();
+  const Vec3 shift = two.bodies[1].transform.translate;
+  if (test::Rank() == 0) {  // box.node/.ele twice, the second copy moved, as one mesh
+    std::ifstream node(dir + "/box.node"), ele(dir + "/box.ele");
+    int n = 0, e = 0, skip = 0;
+    node >> n >> skip >> skip >> skip;
+    std::vector<Vec3> X(n);
+    for (int i = 0; i < n; ++i) node >> skip >> X[i][0] >> X[i][1] >> X[i][2];
+    ele >> e >> skip >> skip;
+    std::vector<std::array<int, 4>> T(e);
+    for (int i = 0; i < e; ++i) ele >> skip >> T[i][0] >> T[i][1] >> T[i][2] >> T[i][3];
+    std::ofstream out_node(dir + "/pair.node"), out_ele(dir + "/pair.ele");
+    out_node.precision(17);
+    out_node << 2 * n << " 3 0 0\n";
+    for (int c = 0; c < 2; ++c)
+      for (int i = 0; i < n; ++i) {
+        const Vec3 x = X[i] + (c ? Vec3(shift + Vec3::UnitX()) : Vec3::Zero());
+        out_node << c * n + i << " " << x[0] << " " << x[1] << " " << x[2] << "\n";
+      }
+    out_ele << 2 * e << " 4 0\n";
+    for (int c = 0; c < 2; ++c)
+      for (int i = 0; i < e; ++i)
+        out_ele << c * e + i << " " << c * n + T[i][0] << " " << c * n + T[i][1] << " "
+                << c * n + T[i][2] << " " << c * n + T[i][3] << "\n";
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  const SceneConfig one = test::MakeScene(dir + "/one.yaml", R"(time: {dt: 0.02, frame_dt: 0.02, frames: 1}
+gravity: [0, 0, 0]
+bodies:
+  - {mesh: pair.node, material: {E: 1.0e5, nu: 0.3, density: 1000}}
+self_contact: {enabled: true, stiffness: 1.0e8}
+)");
+  double energy[2] = {0.0, 0.0};
+  std::size_t pairs[2] = {0, 0};
+  int k = 0;
+  for (const SceneConfig* scene : {&one, &two}) {
+    FemSimulation sim(PETSC_COMM_WORLD, *scene);
+    SelfContact contact(sim.model(), scene->self_contact.stiffness);
+    if (scene == &one) {  // the second component (original ids from 27 on) moved back
+      PetscScalar* x = nullptr;
+      OPTISTEP_PETSC(VecGetArray(sim.positions(), &x));
+      for (PetscInt l = 0; l < sim.model().mesh().n_owned; ++l)
+        if (sim.model().mesh().node_original_id[l] >= 27) x[3 * l] -= 1.0;
+      OPTISTEP_PETSC(VecRestoreArray(sim.positions(), &x));
+    }
+    contact.Update(sim.positions());
+    MPI_Allreduce(MPI_IN_PLACE, &(energy[k] = contact.Energy()), 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    pairs[k++] = contact.pairs().size();
+  }
+  EXPECT_GT(pairs[1], 0u);
+  EXPECT_EQ(pairs[0], pairs[1]);
+  EXPECT_NEAR(energy[0], energy[1], 1e-12 * energy[1]);
+  EXPECT_GT(energy[1], 0.0);
+}
+
+/// Total momentum sum_i m_i v_i (kg m/s) and sum_i m_i |v_i| (its scale), over all ranks.
+std::pair<Vec3, double> Momentum(FemSimulation& sim) {
+  const FemModel& model = sim.model();
+  const PetscScalar* va = nullptr;
+  OPTISTEP_PETSC(VecGetArrayRead(sim.velocities(), &va));
+  double sums[4] = {0.0, 0.0, 0.0, 0.0};
+  for (PetscInt l = 0; l < model.mesh().n_owned; ++l) {
+    const double m = model.Mass(static_cast<int>(l));
+    const Vec3 vi(va[3 * l], va[3 * l + 1], va[3 * l + 2]);
+    for (int c = 0; c < 3; ++c) sums[c] += m * vi[c];
+    sums[3] += m * vi.norm();
+  }
+  OPTISTEP_PETSC(VecRestoreArrayRead(sim.velocities(), &va));
+  MPI_Allreduce(MPI_IN_PLACE, sums, 4, MPI_DOUBLE, MPI_SUM, PETSC_COMM_WORLD);
+  return {Vec3(sums[0], sums[1], sums[2]), sums[3]};
+}
+
+TEST(SelfContact, PressedBoxesSeparateConservingMomentum) {
+  const SceneConfig scene = PressedBoxes("contact_press", 0.01, 1.0 / 24.0);
+  FemSimulation sim(PETSC_COMM_WORLD, scene);
+  SelfContact contact(sim.model(), scene.self_contact.stiffness);
+  contact.Update(sim.positions());
+  const std::size_t initial_pairs = contact.pairs().size();
+  ASSERT_GT(initial_pairs, 0u);
+  double worst_ratio = 0.0;
+  for (int frame = 0; frame < 6; ++frame) {
+    sim.AdvanceFrame(nullptr);
+    const auto [P, scale] = Momentum(sim);
+    worst_ratio = std::max(worst_ratio, P.norm() / scale);
+  }
+  contact.Update(sim.positions());
+  EXPECT_EQ(contact.pairs().size(), 0u) << "still " << contact.pairs().size() << " of "
+                                        << initial_pairs << " nodes inside the other box";
+  // The bodies move apart along x: the right box's mean x velocity is positive.
+  const std::vector<double> v = sim.GatherVelocities();
+  const int per_body = 27;
+  double left = 0.0, right = 0.0;
+  for (int n = 0; n < per_body; ++n) {
+    left += v[3 * n] / per_body;
+    right += v[3 * (per_body + n)] / per_body;
+  }
+  EXPECT_GT(right - left, 0.0);
+  // Internal contact forces cancel (d is translation invariant): the momentum stays 0 to
+  // the Newton tolerance.
+  EXPECT_LT(worst_ratio, 1e-6) << "|sum m v| / sum m |v|";
+  ::testing::Test::RecordProperty("momentum_ratio", std::to_string(worst_ratio));
+  if (test::Rank() == 0) std::printf("separation speed %.4g m/s, worst |P|/sum m|v| = %.3g\n", right - left, worst_ratio);
+}
+
+/// Positions and velocities (original-id order) after `frames` frames of the boxes
+/// thrown at each other (1 cm apart, 0.6 m/s each: they meet in the first frame), and in
+/// *depth the deepest penetration (m) at the end of any frame.
+std::vector<double> ThrownBoxes(MPI_Comm comm, const SceneConfig& scene, int frames, double* depth) {
+  FemSimulation sim(comm, scene);
+  SelfContact contact(sim.model(), scene.self_contact.stiffness);
+  *depth = 0.0;
+  for (int f = 0; f < frames; ++f) {
+    sim.AdvanceFrame(nullptr);
+    contact.Update(sim.positions());
+    for (const SelfContact::Pair& pair : contact.pairs()) *depth = std::max(*depth, std::sqrt(pair.d));
+  }
+  std::vector<double> state = sim.GatherPositions();
+  const std::vector<double> v = sim.GatherVelocities();
+  state.insert(state.end(), v.begin(), v.end());
+  return state;
+}
+
+TEST(SelfContact, ThrownBoxesSameOnAnyRanksToRoundOffAndBitwiseOnTheSame) {
+  const SceneConfig scene = PressedBoxes("contact_thrown", -0.01, 1.0 / 24.0, 0.6);
+  double depth = 0.0, depth_again = 0.0, depth_serial = 0.0;
+  const std::vector<double> first = ThrownBoxes(PETSC_COMM_WORLD, scene, 4, &depth);
+  const std::vector<double> second = ThrownBoxes(PETSC_COMM_WORLD, scene, 4, &depth_again);
+  EXPECT_EQ(test::DifferingValues(first, second), 0u);
+  std::vector<double> serial(first.size());
+  if (test::Rank() == 0) serial = ThrownBoxes(PETSC_COMM_SELF, scene, 4, &depth_serial);
+  MPI_Bcast(serial.data(), static_cast<int>(serial.size()), MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  const std::size_t half = first.size() / 2;
+  double worst_x = 0.0, worst_v = 0.0;
+  for (std::size_t i = 0; i < half; ++i) worst_x = std::max(worst_x, std::abs(first[i] - serial[i]));
+  for (std::size_t i = half; i < first.size(); ++i) worst_v = std::max(worst_v, std::abs(first[i] - serial[i]));
+  // The contact terms are the same bits on any rank count; the rest differs by the solver
+  // tolerance (the linear solves and elastic sums run in another order).
+  EXPECT_LT(worst_x, 1e-6) << "positions differ from the 1-rank run (m)";
+  EXPECT_LT(worst_v, 1e-5) << "velocities differ from the 1-rank run (m/s)";
+  // They met: each box's x momentum (1 kg, 0.6 m/s) is nearly all taken by the contact
+  // (backward Euler at the frame step dissipates the rebound), and no node is deeper
+  // than 10% of the box's size in the other at any frame's end.
+  double right_v = 0.0;
+  for (std::size_t n = 0; n < 27; ++n) right_v += first[half + 3 * (27 + n)] / 27;
+  EXPECT_GT(right_v, -0.1 * 0.6) << "the right box should have been stopped";
+  EXPECT_LT(depth, 0.01) << "deepest penetration (m)";
+  if (test::Rank() == 0)
+    std::printf("thrown boxes: right box vx %.4g m/s (from -0.6), deepest %.3g m, |dx| %.3g m, "
+                "|dv| %.3g m/s vs 1 rank\n", right_v, depth, worst_x, worst_v);
+}
+
+/// configs/two_spheres.yaml: two spheres (178 nodes each) meet head on at 2 m/s.
+TEST(SelfContact, TwoSpheresCollideAndSeparateConservingMomentum) {
+  const SceneConfig scene = ReadSceneConfig(OPTISTEP_SOURCE_DIR "/configs/two_spheres.yaml");
+  FemSimulation sim(PETSC_COMM_WORLD, scene);
+  SelfContact contact(sim.model(), scene.self_contact.stiffness);
+  const int per_body = static_cast<int>(sim.model().mesh().n_global_nodes / 2);
+  double worst_ratio = 0.0, depth = 0.0;
+  int frames_in_contact = 0;
+  double left_v = 0.0, right_v = 0.0, gap = 0.0;
+  for (int frame = 0; frame < 12; ++frame) {
+    sim.AdvanceFrame(nullptr);
+    const auto [P, scale] = Momentum(sim);
+    worst_ratio = std::max(worst_ratio, P.norm() / scale);
+    contact.Update(sim.positions());
+    frames_in_contact += !contact.pairs().empty();
+    for (const SelfContact::Pair& pair : contact.pairs()) depth = std::max(depth, std::sqrt(pair.d));
+    const std::vector<double> x = sim.GatherPositions(), v = sim.GatherVelocities();
+    double left_x = 0.0, right_x = 0.0;
+    left_v = right_v = 0.0;
+    for (int n = 0; n < per_body; ++n) {
+      left_x += x[3 * n] / per_body;
+      right_x += x[3 * (per_body + n)] / per_body;
+      left_v += v[3 * n] / per_body;
+      right_v += v[3 * (per_body + n)] / per_body;
+    }
+    gap = right_x - left_x;  // center distance, 0.3 m at the start
+    if (test::Rank() == 0)
+      std::printf("two spheres: frame %2d pairs %2zu centers %.4f m apart, vx %+.4f %+.4f m/s\n",
+                  frame + 1, contact.pairs().size(), gap, left_v, right_v);
+  }
+  EXPECT_GT(frames_in_contact, 0) << "the spheres should have met";
+  // The solve ends when each body's net residual force is below eps_r = 1e-3 of M times
+  // its speed over dt (README, "The method"): per step the momentum may drift by that.
+  EXPECT_LT(worst_ratio, 1e-3) << "|sum m v| / sum m |v|";
+  // Separated: moving apart, every node outside the other sphere, centers farther than
+  // they were at the deepest squash, and nothing passed through (the right one stays right).
+  EXPECT_GT(right_v - left_v, 0.0) << "the spheres should move apart";
+  EXPECT_EQ(contact.pairs().size(), 0u);
+  EXPECT_GT(gap, 0.0);
+  EXPECT_LT(depth, 0.002) << "deepest penetration at a frame's end (m), 1% of the radius";
+  if (test::Rank() == 0)
+    std::printf("two spheres: deepest %.3g m, |P| / sum m|v| %.3g, rebound %.4f m/s of 2\n",
+                depth, worst_ratio, right_v - left_v);
+}
+
+}  // namespace
+}  // namespace optistep
