@@ -34,6 +34,18 @@ inline std::string SharedTempDir(const std::string& tag) {
   return buffer;
 }
 
+/// Writes dir/tet.node|ele: the one tet (0,0,0), (1,0,0), (0,1,0), (0,0,1) in m (volume 1/6
+/// m^3), for the single-element oscillators. Rank 0 writes; everyone waits.
+inline void WriteUnitTet(const std::string& dir) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank == 0) {
+    std::ofstream(dir + "/tet.node") << "4 3 0 0\n0 0 0 0\n1 1 0 0\n2 0 1 0\n3 0 0 1\n";
+    std::ofstream(dir + "/tet.ele") << "1 4 0\n0 0 1 2 3\n";
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
 /// Writes <stem>.node/.ele of the box [0, L] split into nx*ny*nz hexes of 6 tets each
 /// (Kuhn subdivision along the main diagonal, all tets positively oriented). Rank 0
 /// writes; everyone waits. Returns the .node path.

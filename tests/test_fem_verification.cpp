@@ -25,10 +25,7 @@ using test::WriteBoxMesh;
 /// its lumped mass is rho V / 4. E = 600, rho = 24 give k = 100 N/m and m = 1 kg.
 TEST(FemVerification, BackwardEulerOscillator) {
   const std::string dir = SharedTempDir("oscillator");
-  if (test::Rank() == 0) {
-    std::ofstream(dir + "/tet.node") << "4 3 0 0\n0 0 0 0\n1 1 0 0\n2 0 1 0\n3 0 0 1\n";
-    std::ofstream(dir + "/tet.ele") << "1 4 0\n0 0 1 2 3\n";
-  }
+  test::WriteUnitTet(dir);
   const SceneConfig scene = MakeScene(dir + "/oscillator.yaml", R"(
 gravity: [0, 0, 0]
 time: {dt: 0.01, frame_dt: 0.01, frames: 100}

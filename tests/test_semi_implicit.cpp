@@ -52,10 +52,7 @@ TEST(SemiImplicit, FreeFallIsExact) {
 /// `extra` scene lines appended.
 SceneConfig OneTetScene(const std::string& tag, const std::string& extra) {
   const std::string dir = SharedTempDir(tag);
-  if (test::Rank() == 0) {
-    std::ofstream(dir + "/tet.node") << "4 3 0 0\n0 0 0 0\n1 1 0 0\n2 0 1 0\n3 0 0 1\n";
-    std::ofstream(dir + "/tet.ele") << "1 4 0\n0 0 1 2 3\n";
-  }
+  test::WriteUnitTet(dir);
   return MakeScene(dir + "/tet.yaml", R"(
 integrator: semi_implicit
 gravity: [0, 0, 0]
