@@ -137,7 +137,6 @@ bodies:
 output: {directory: out}
 )";
 
-/// The lock file of a run of this process, as optistep writes it.
 /// A particle scene (issue 14) with `find` replaced by `replace`, written as `file`.
 Setup ChainScene(const std::string& file, const std::string& find, const std::string& replace) {
   std::string text = R"(discretization: particles
@@ -151,6 +150,7 @@ output: {directory: out}
   return [=](const fs::path& dir) { Write(dir / file, text); };
 }
 
+/// The lock file of a run of this process, as optistep writes it.
 std::string LockText() {
   char host[256] = {0};
   gethostname(host, sizeof host - 1);
@@ -342,6 +342,9 @@ const std::vector<BadInput>& Cases() {
        Scene("agtf.yaml", "output:",
              "integrator: async\ntime_functions: {up: {type: ramp, end: 1}}\ngravity_time_function: up\noutput:"),
        "run agtf.yaml", 1, {"agtf.yaml", "gravity_time_function", "not available with integrator: async"}},
+      {"particles_with_loads",
+       ChainScene("pload.yaml", "output:", "loads: [{type: body_force, acceleration: [1, 0, 0]}]\noutput:"),
+       "run pload.yaml", 1, {"pload.yaml", "loads", "not available with integrator: xpbd on particles"}},
       {"xpbd_with_self_contact", {}, "run ok.yaml --set integrator=xpbd --set self_contact.enabled=true", 1,
        {"ok.yaml", "self_contact.enabled", "integrator: xpbd"}},
       {"xpbd_with_friction_potential", {}, "run ok.yaml --set integrator=xpbd --set friction.model=potential", 1,

@@ -45,7 +45,11 @@ std::unique_ptr<Integrator> CreateFemIntegrator(const SceneConfig& scene, FemMod
 }
 
 std::unique_ptr<Integrator> CreateParticleIntegrator(const SceneConfig& scene) {
-  if (scene.integrator == "xpbd") return std::make_unique<ChainXpbd>(scene);
+  if (scene.integrator == "xpbd") {
+    // Chains and cloths: constant gravity, no incremental potential.
+    RefusePotentialOnlyTerms(scene, /*time_dependent_gravity=*/false);
+    return std::make_unique<ChainXpbd>(scene);
+  }
   Unavailable(scene, "particle", {"xpbd"});
 }
 

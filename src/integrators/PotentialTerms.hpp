@@ -14,22 +14,23 @@ namespace optistep {
 
 /// Not collective (every rank reads the same scene). Throws InputError naming the scene, the
 /// key and `integrator` for loads, friction.model other than after_solve, self_contact
-/// enabled, and, unless
-/// time_dependent_gravity, a gravity_time_function.
+/// enabled, and, unless time_dependent_gravity, a gravity_time_function.
 inline void RefusePotentialOnlyTerms(const SceneConfig& scene, bool time_dependent_gravity) {
-  const std::string with = " is not available with integrator: " + scene.integrator;
+  const std::string with = " is not available with integrator: " + scene.integrator +
+                           (scene.discretization == "particles" ? " on particles" : "");
   if (!scene.loads.empty())
     throw InputError(scene.path + ": loads:" + with + " (backward_euler and quasi_static take them)");
   if (scene.friction.model != "after_solve")
     throw InputError(scene.path + ": friction.model: '" + scene.friction.model + "'" + with +
                      " (leave friction.model out)");
   if (scene.self_contact.enabled)
-    throw InputError(scene.path + ": self_contact.enabled:" + with + " (backward_euler and quasi_static take it)");
+    throw InputError(scene.path + ": self_contact.enabled:" + with +
+                     " (backward_euler and quasi_static take it)");
   const TimeFunctionConfig& tau = scene.gravity_time_function;
   const bool unit = tau.kind == TimeFunctionConfig::Kind::kConstant && tau.value == 1.0;
   if (!time_dependent_gravity && !unit)
     throw InputError(scene.path + ": gravity_time_function:" + with +
-                     " (its forces are functions of the positions alone)");
+                     " (constant gravity only here)");
 }
 
 }  // namespace optistep
