@@ -1,12 +1,16 @@
 #pragma once
 // Backward-Euler incremental potential of a tetrahedral FEM model (Gast et al. 2015,
 // Sec. 2.2-2.3, eq. 5), over node positions x (m):
-//   E(x) = sum_i m_i |x_i - x_hat_i|^2 / (2 dt^2) + sum_e V_e Psi(F_e(x)) - sum_i m_i g . x_i
+//   E(x) = w sum_i m_i |x_i - x_hat_i|^2 / (2 dt^2) + sum_e V_e Psi(F_e(x)) - s sum_i m_i g . x_i
 //        + sum_i sum_c k_c m_i max(-phi_c(x_i), 0)^3                     (Sec. 5.2)
 //        + beta / (2 dt) (x - x_n)^T K(x_n) (x - x_n)     (lagged Rayleigh damping, Sec. 4.2)
 //        + E_loads(x, t_next)             (the scene's loads, fem/FemLoads.hpp; g = g(t_next))
 //        + sum_p k d_p sqrt(d_p + 1e-15)   (self-contact, Sec. 5.3, when the scene enables it)
-// with x_hat = x_n + dt v_n and lumped masses m_i. Units: J. Dirichlet nodes are held at
+//        + sum_i D_i(x_i)        (IPC's lagged friction, Li et al. 2020 Sec. 5; friction.model
+//                                  potential)
+// with x_hat = x_n + dt v_n and lumped masses m_i; w = s = 1 (backward Euler), w = 0 and s the
+// load ramp for quasi-static steps (SetInertiaAndLoadScale); Restrict keeps only some tets'
+// elastic terms and the inertia (async's coupled step). Units: J. Dirichlet nodes are held at
 // their scripted targets: their gradient rows are zero and their Hessian rows and
 // columns are m_i/dt^2 I (projected out).
 #include <petscmat.h>

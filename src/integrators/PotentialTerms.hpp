@@ -19,7 +19,8 @@ inline void RefusePotentialOnlyTerms(const SceneConfig& scene, bool time_depende
   const std::string with = " is not available with integrator: " + scene.integrator +
                            (scene.discretization == "particles" ? " on particles" : "");
   if (!scene.loads.empty())
-    throw InputError(scene.path + ": loads:" + with + " (backward_euler and quasi_static take them)");
+    throw InputError(scene.path + ": loads:" + with +
+                     " (backward_euler and quasi_static take them)");
   if (scene.friction.model != "after_solve")
     throw InputError(scene.path + ": friction.model: '" + scene.friction.model + "'" + with +
                      " (leave friction.model out)");
