@@ -266,6 +266,39 @@ time: {frame_dt: 0.05, frames: 4}
   }
 }
 
+/// The same sums on bodies given as a tet mesh (the 0.2 m box in 2 x 2 x 2 hexes: its
+/// faces held by one tet) and as a closed surface (the box's 6 faces as quads, listed
+/// clockwise seen from outside: turned outward by their enclosed volume's sign), each
+/// moved by a transform: a traction and a dead pressure on the +x face (A = 0.04 m^2).
+TEST(Loads, MpmTractionOnMeshAndSurfaceBodies) {
+  const std::string dir = SharedTempDir("loads_mpm_traction_bodies");
+  test::WriteBoxMesh(dir + "/cube", 2, 2, 2, Vec3(0.2, 0.2, 0.2));
+  if (test::Rank() == 0) {
+    std::ofstream off(dir + "/cube.off");
+    off << "OFF\n8 6 0\n";
+    for (int c = 0; c < 8; ++c) off << 0.2 * (c & 1) << " " << 0.2 * ((c >> 1) & 1) << " " << 0.2 * ((c >> 2) & 1) << "\n";
+    off << "4 0 2 6 4\n4 1 5 7 3\n4 0 4 5 1\n4 2 3 7 6\n4 0 1 3 2\n4 4 6 7 5\n";
+  }
+  MPI_Barrier(PETSC_COMM_WORLD);
+  for (const std::string source : {"mesh: cube.node", "surface: cube.off"}) {
+    const SceneConfig scene = MakeScene(dir + "/scene.yaml", "discretization: mpm\nmpm: {dx: 0.05, ppc: 8}\n"
+                                        "gravity: [0, 0, 0]\ntime: {frame_dt: 0.05, frames: 1}\nbodies:\n  - " + source + R"(
+    transform: {translate: [1, 2, 3]}
+    material: {E: 1.0e5, nu: 0.3, density: 1000}
+loads:
+  - {type: traction, select: {axis: x, end: max}, traction: [30, -20, 10]}
+  - {type: pressure, select: {axis: x, end: max}, pressure: 500, follower: false}
+)");
+    MpmSimulation sim(PETSC_COMM_WORLD, scene);
+    Vec3 total[2] = {Vec3::Zero(), Vec3::Zero()};
+    for (const mpm::ParticleForce& f : sim.model().particle_forces) total[f.load] += f.force;
+    PetscPrintf(PETSC_COMM_WORLD, "%s: traction sum [%.15g, %.15g, %.15g] N, pressure sum [%.15g, %.15g, %.15g] N\n",
+                source.c_str(), total[0].x(), total[0].y(), total[0].z(), total[1].x(), total[1].y(), total[1].z());
+    EXPECT_LT((total[0] - 0.04 * Vec3(30, -20, 10)).norm(), 1e-13);
+    EXPECT_LT((total[1] - Vec3(-20, 0, 0)).norm(), 1e-12);
+  }
+}
+
 /// A free 8 kg MPM block in zero gravity pushed at its +x end by the load `load` (a
 /// `loads:` item of total force F = [16, 0, 4] N) ramped in over 0.1 s. The weights are a
 /// partition of unity and APIC conserves momentum: the block's momentum grows by dt F
