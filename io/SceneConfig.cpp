@@ -646,9 +646,6 @@ LoadConfig ParseLoad(const Field& f, std::size_t i, const Names& body_names,
       TypedMap(f, "type", kLoadTypes, kLoadTypeKeys, {"type", "name", "time_function"}, &type);
   LoadConfig load;
   load.kind = static_cast<LoadConfig::Kind>(type);
-  if (mpm && (load.kind == LoadConfig::Kind::kTraction || load.kind == LoadConfig::Kind::kPressure))
-    m.Get("type").Error("only FEM scenes take loads of type " + kLoadTypes[type] +
-                        " (MPM scenes take point and body_force)");
   load.name = "load" + std::to_string(i);
   m.Read("name", load.name);
   if (m.Has("time_function")) load.time_function = ReadTimeFunction(m.Get("time_function"), named);
@@ -664,6 +661,9 @@ LoadConfig ParseLoad(const Field& f, std::size_t i, const Names& body_names,
     case LoadConfig::Kind::kPressure:
       m.Require("pressure").To(load.pressure);
       m.Read("follower", load.follower);
+      if (mpm && load.follower)
+        (m.Has("follower") ? m.Get("follower") : m.Get("type"))
+            .Error("MPM pressures are dead (per rest area): give follower: false");
       break;
     case LoadConfig::Kind::kBodyForce:
       m.Require("acceleration").To(load.acceleration);

@@ -11,6 +11,7 @@
 namespace optistep {
 namespace {
 
+using test::kDt;
 using test::kDx;
 using test::MpmPotentialTest;
 using test::Norm;
@@ -34,6 +35,36 @@ TEST_F(MpmPotentialTest, GradientMatchesCentralDifferencesOfTheEnergy) {
   ASSERT_GT(std::abs(gd), 0.0);
   EXPECT_NEAR(gd, fd, 1e-6 * std::abs(gd));
   for (Vec* v : {&dv, &d, &g, &x, &y}) VecDestroy(v);
+}
+
+/// Nodal forces f_i (the MPM point loads, tractions and pressures: SetNodalForces) add the
+/// linear term -dt sum_i f_i . dv_i: the energy changes between two points by exactly
+/// -dt f . (x2 - x1) over the owned nodes (to round-off), and the gradient still matches
+/// central differences of the energy.
+TEST_F(MpmPotentialTest, NodalForcesAddMinusDtFDotDv) {
+  auto plain = Potential(false), loaded = Potential(false);
+  std::vector<double> f(3 * static_cast<std::size_t>(step_->grid.NodeCount()));
+  for (std::size_t i = 0; i < f.size(); ++i) f[i] = 100.0 * std::sin(1.0 + static_cast<double>(i));  // N
+  loaded->SetNodalForces(f);
+  Vec x1 = RandomVector(*loaded, 11, 0.2, false), x2 = RandomVector(*loaded, 12, 0.2, false);
+  const PetscScalar *a1 = nullptr, *a2 = nullptr;
+  OPTISTEP_PETSC(VecGetArrayRead(x1, &a1));
+  OPTISTEP_PETSC(VecGetArrayRead(x2, &a2));
+  double work = 0.0;
+  for (std::size_t k = 0; k < step_->owned_nodes.size(); ++k)
+    for (int c = 0; c < 3; ++c)
+      work += f[3 * static_cast<std::size_t>(step_->owned_nodes[k]) + c] * (a2[3 * k + c] - a1[3 * k + c]);
+  OPTISTEP_PETSC(VecRestoreArrayRead(x1, &a1));
+  OPTISTEP_PETSC(VecRestoreArrayRead(x2, &a2));
+  MPI_Allreduce(MPI_IN_PLACE, &work, 1, MPI_DOUBLE, MPI_SUM, PETSC_COMM_WORLD);
+  const double change = (loaded->Energy(x2) - plain->Energy(x2)) - (loaded->Energy(x1) - plain->Energy(x1));
+  ASSERT_GT(std::abs(work), 0.0);
+  EXPECT_NEAR(change, -kDt * work, 1e-9 * kDt * std::abs(work));
+  Vec d = RandomVector(*loaded, 13, 1.0, true);
+  Vec g = loaded->CreateVector(), x = loaded->CreateVector(), y = loaded->CreateVector();
+  const auto [fd, gd] = test::EnergyDifferenceAndSlope(*loaded, x1, d, 1e-5, g, x, y);  // h in m/s
+  EXPECT_NEAR(gd, fd, 1e-6 * std::abs(gd));
+  for (Vec* v : {&x1, &x2, &d, &g, &x, &y}) VecDestroy(v);
 }
 
 TEST_F(MpmPotentialTest, HessianMatchesCentralDifferencesOfTheGradient) {

@@ -237,13 +237,30 @@ const std::vector<BadInput>& Cases() {
       {"table_not_increasing",
        Scene("table.yaml", "output:", "time_functions: {t: {type: table, points: [[0, 1], [2, 3], [1, 0]]}}\noutput:"),
        "run table.yaml", 1, {"table.yaml", "time_functions.t.points[2][0]", "after the previous point's 2"}},
-      {"mpm_traction",
+      {"mpm_traction_selects_no_boundary",
        [](const fs::path& d) {
          Write(d / "mpmload.yaml",
                std::string(kDxTypo).replace(std::string(kDxTypo).find("1.0e-4"), 6, "0.05") +
-                   "loads: [{type: traction, select: {axis: y, end: max}, traction: [0, 1, 0]}]\n");
+                   "loads: [{type: traction, select: {box: {min: [0.05, 0.05, 0.05], max: [0.15, 0.15, 0.15]}}, "
+                   "traction: [0, 1, 0]}]\n");
        },
-       "run mpmload.yaml", 1, {"mpmload.yaml", "loads[0].type", "only FEM scenes", "traction"}},
+       "run mpmload.yaml", 1, {"mpmload.yaml", "loads[0] ('load0').select", "holds no boundary triangle"}},
+      {"mpm_traction_on_a_sphere",
+       [](const fs::path& d) {
+         std::string scene = std::string(kDxTypo).replace(std::string(kDxTypo).find("1.0e-4"), 6, "0.05");
+         const std::string box = "{type: box, min: [0, 0, 0], max: [0.2, 0.2, 0.2]}";
+         scene.replace(scene.find(box), box.size(), "{type: sphere, center: [0.1, 0.1, 0.1], radius: 0.1}");
+         Write(d / "mpmsphere.yaml",
+               scene + "loads: [{type: traction, select: {axis: y, end: max}, traction: [0, 1, 0]}]\n");
+       },
+       "run mpmsphere.yaml", 1, {"mpmsphere.yaml", "loads[0] ('load0')", "a shape without boundary triangles"}},
+      {"mpm_follower_pressure",
+       [](const fs::path& d) {
+         Write(d / "mpmpressure.yaml",
+               std::string(kDxTypo).replace(std::string(kDxTypo).find("1.0e-4"), 6, "0.05") +
+                   "loads: [{type: pressure, select: {axis: y, end: max}, pressure: 100}]\n");
+       },
+       "run mpmpressure.yaml", 1, {"mpmpressure.yaml", "loads[0].type", "MPM pressures are dead", "follower: false"}},
       {"mpm_point_load_selects_no_particle",
        [](const fs::path& d) {
          Write(d / "mpmpoint.yaml",

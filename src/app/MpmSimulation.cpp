@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "core/Error.hpp"
@@ -62,12 +63,66 @@ mpm::Aabb WorldBounds(const mpm::Shape& shape, const TransformConfig& T) {
   return world;
 }
 
+/// The rest boundary of a body (m, world frame, outward corner order; mpm::BoundaryTriangles):
+/// a box's 12 triangles, a surface's triangles (turned outward when they enclose a negative
+/// volume), a tet mesh's faces held by one tet; empty for the other shapes.
+mpm::BoundaryTriangles BodyBoundary(const BodyConfig& body, const mpm::Shape& shape) {
+  mpm::BoundaryTriangles T;
+  std::vector<Vec3> nodes;
+  std::vector<std::array<int, 3>> triangles;
+  if (body.source == BodyConfig::Source::kShape && body.shape.kind == ShapeConfig::Kind::kBox) {
+    const Vec3& lo = body.shape.box_min;
+    const Vec3& hi = body.shape.box_max;
+    for (int c = 0; c < 8; ++c) nodes.push_back(Vec3(c & 1 ? hi.x() : lo.x(), c & 2 ? hi.y() : lo.y(), c & 4 ? hi.z() : lo.z()));
+    // Two triangles per face, counter-clockwise seen from outside (corner bits x, y, z).
+    for (const std::array<int, 4>& q : {std::array<int, 4>{0, 4, 6, 2}, {1, 3, 7, 5}, {0, 1, 5, 4},
+                                        {2, 6, 7, 3}, {0, 2, 3, 1}, {4, 5, 7, 6}}) {
+      triangles.push_back({q[0], q[1], q[2]});
+      triangles.push_back({q[0], q[2], q[3]});
+    }
+  } else if (body.source == BodyConfig::Source::kSurface) {
+    const TriangleSurface& surface = dynamic_cast<const mpm::ClosedSurface&>(shape).Surface();
+    nodes = surface.vertices;
+    triangles = surface.triangles;
+    double signed_volume = 0.0;
+    for (const auto& t : triangles) signed_volume += nodes[t[0]].dot(nodes[t[1]].cross(nodes[t[2]]));
+    if (signed_volume < 0.0)
+      for (auto& t : triangles) std::swap(t[1], t[2]);
+  } else if (body.source == BodyConfig::Source::kMesh) {
+    const TetMeshData mesh = ReadTetMesh(body.mesh);
+    nodes = mesh.nodes;
+    std::map<std::array<int, 3>, int> holders;
+    auto key = [](std::array<int, 3> f) {
+      std::sort(f.begin(), f.end());
+      return f;
+    };
+    for (const auto& t : mesh.tets)
+      for (int o = 0; o < 4; ++o) ++holders[key({t[(o + 1) % 4], t[(o + 2) % 4], t[(o + 3) % 4]})];
+    for (const auto& t : mesh.tets)
+      for (int o = 0; o < 4; ++o) {
+        std::array<int, 3> f{t[(o + 1) % 4], t[(o + 2) % 4], t[(o + 3) % 4]};
+        if (holders[key(f)] != 1) continue;
+        if ((nodes[f[1]] - nodes[f[0]]).cross(nodes[f[2]] - nodes[f[0]]).dot(nodes[t[o]] - nodes[f[0]]) > 0.0)
+          std::swap(f[1], f[2]);
+        triangles.push_back(f);
+      }
+  }
+  for (Vec3& x : nodes) x = body.transform.Apply(x);
+  const bool mirrored = body.transform.scale.prod() < 0.0;
+  for (const auto& t : triangles)
+    T.push_back(mirrored ? std::array<Vec3, 3>{nodes[t[0]], nodes[t[2]], nodes[t[1]]}
+                         : std::array<Vec3, 3>{nodes[t[0]], nodes[t[1]], nodes[t[2]]});
+  return T;
+}
+
 /// Rank 0: samples every body in world space (the inverse transform maps a candidate to
 /// the body frame). Particle ids are 0..N-1 in body order, then sampling order. First,
 /// before any particle is allocated, refuses (InputError) a scene whose estimated memory
 /// (mpm/MemoryEstimate.hpp, on `ranks` ranks, into *estimate) exceeds what is available.
+/// With tractions or pressures, also their particle forces (mpm::TractionParticleForces,
+/// from the sampled rest positions) into *forces.
 Particles SampleScene(const SceneConfig& scene, const AvailableMemory& available, int ranks,
-                      mpm::MemoryEstimate* estimate) {
+                      mpm::MemoryEstimate* estimate, std::vector<mpm::ParticleForce>* forces) {
   std::vector<std::unique_ptr<mpm::Shape>> shapes;
   std::vector<mpm::BodyExtent> extents;
   for (const BodyConfig& body : scene.bodies) {
@@ -81,6 +136,10 @@ Particles SampleScene(const SceneConfig& scene, const AvailableMemory& available
 
   Particles all;
   const double V0 = mpm::ParticleVolume(dx, scene.mpm.ppc);
+  const bool tractions = mpm::HasTractionLoads(scene);
+  std::vector<mpm::BoundaryTriangles> boundary;
+  std::vector<std::vector<Vec3>> rest;
+  std::vector<std::vector<std::int64_t>> rest_id;
   for (std::size_t b = 0; b < scene.bodies.size(); ++b) {
     const BodyConfig& body = scene.bodies[b];
     const mpm::Shape& shape = *shapes[b];
@@ -101,6 +160,12 @@ Particles SampleScene(const SceneConfig& scene, const AvailableMemory& available
     // Initial conditions (model/InitialConditions.hpp): the prestrain maps the sampled
     // (rest) positions and sets F_p = A; velocities and APIC's C_p = dv/dx at the
     // prestrained positions. The rest center of mass is the mean sampled position.
+    if (tractions) {
+      boundary.push_back(BodyBoundary(body, shape));
+      rest.push_back(sampled.x);
+      rest_id.emplace_back(sampled.x.size());
+      for (std::size_t k = 0; k < sampled.x.size(); ++k) rest_id.back()[k] = static_cast<std::int64_t>(all.size() + k);
+    }
     const InitialConditionsConfig& ic = body.initial_conditions;
     Vec3 center = Vec3::Zero();
     for (const Vec3& x : sampled.x) center += x;
@@ -120,6 +185,8 @@ Particles SampleScene(const SceneConfig& scene, const AvailableMemory& available
       all.Append(q);
     }
   }
+  if (tractions)
+    *forces = mpm::TractionParticleForces(scene, boundary, rest, rest_id, dx / std::cbrt(scene.mpm.ppc));
   return all;
 }
 
@@ -132,8 +199,13 @@ MpmSimulation::MpmSimulation(MPI_Comm comm, const SceneConfig& scene)
   int size = 1;
   MPI_Comm_size(comm_, &size);
   Particles all;
-  ReadOnRankZero(comm_, [&] { all = SampleScene(scene_, available_memory_, size, &memory_estimate_); });
+  std::vector<mpm::ParticleForce>& forces = model_.particle_forces;
+  ReadOnRankZero(comm_, [&] { all = SampleScene(scene_, available_memory_, size, &memory_estimate_, &forces); });
   MPI_Bcast(&memory_estimate_, sizeof memory_estimate_, MPI_BYTE, 0, comm_);
+  unsigned long long n_forces = forces.size();
+  MPI_Bcast(&n_forces, 1, MPI_UNSIGNED_LONG_LONG, 0, comm_);
+  forces.resize(n_forces);
+  MPI_Bcast(forces.data(), static_cast<int>(n_forces * sizeof(mpm::ParticleForce)), MPI_BYTE, 0, comm_);
   domain_ = std::make_unique<mpm::MpmDomain>(comm_, scene_.mpm.dx, scene_.mpm.repartition_threshold);
   domain_->Distribute(std::move(all));
   n_particles_ = domain_->GlobalParticleCount();

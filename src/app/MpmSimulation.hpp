@@ -37,6 +37,7 @@ class MpmSimulation : public Simulation {
                        std::vector<double>* mass = nullptr) const;
 
   mpm::MpmDomain& domain() { return *domain_; }
+  const mpm::MpmModel& model() const { return model_; }
   long long particle_count() const { return n_particles_; }
   /// What the set-up estimated the run to need and found available (the same on every
   /// rank); the constructor refuses a scene whose estimate does not fit.

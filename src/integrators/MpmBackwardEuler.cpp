@@ -88,7 +88,13 @@ SolveReport MpmBackwardEuler::TryStep(double dt) {
                                          NodeConstraints(step, dt), dt,
                                          UniformAcceleration(scene_, t_ + dt),
                                          scene_.mpm.matrix_free, minimizer_->HessianType());
-  if (mpm::HasPointLoads(scene_)) potential.SetNodalForces(mpm::NodalPointLoads(scene_, domain_, step, t_ + dt));
+  if (mpm::HasPointLoads(scene_) || !model_.particle_forces.empty()) {
+    std::vector<double> f = mpm::HasPointLoads(scene_)
+                                ? mpm::NodalPointLoads(scene_, domain_, step, t_ + dt)
+                                : std::vector<double>(3 * static_cast<std::size_t>(step.grid.NodeCount()), 0.0);
+    mpm::AddNodalParticleForces(scene_, model_.particle_forces, domain_, step, t_ + dt, &f);
+    potential.SetNodalForces(std::move(f));
+  }
   Vec dv = potential.CreateVector(), guess = nullptr;
   OPTISTEP_PETSC(VecDuplicate(dv, &guess));
   potential.InitialGuess(dv, false);
