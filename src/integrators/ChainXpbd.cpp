@@ -114,12 +114,13 @@ void ChainXpbd::RestoreKeptState() {
 }
 
 std::vector<std::string> ChainXpbd::StatsColumns() const {
-  return {"substeps", "projections", "max_strain", "force_0"};
+  return {"substeps", "projections", "max_strain", "force_0", "total_energy", "constraint_energy"};
 }
 
 std::vector<double> ChainXpbd::StatsValues() const {
   return {static_cast<double>(substeps_), static_cast<double>(projections_), particles_->MaxStrain(),
-          particles_->constraints().empty() ? 0.0 : particles_->Force(0)};
+          particles_->constraints().empty() ? 0.0 : particles_->Force(0), particles_->Energy(),
+          particles_->ConstraintEnergy()};
 }
 
 }  // namespace optistep

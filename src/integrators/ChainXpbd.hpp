@@ -30,7 +30,9 @@ class ChainXpbd : public Xpbd {
   void KeepState() override;
   void RestoreKeptState() override;
   /// stats.csv: substeps, constraint projections of the step, the largest relative stretch
-  /// |C| / l0 after it, and the first constraint's force estimate lambda / dt_s^2 (N).
+  /// |C| / l0 after it, the first constraint's force estimate lambda / dt_s^2 (N), and the
+  /// total_energy after it (J; XpbdParticles::Energy: kinetic + gravitational + C^2/(2 alpha))
+  /// and its constraint_energy part sum C^2/(2 alpha) (J).
   std::vector<std::string> StatsColumns() const override;
   std::vector<double> StatsValues() const override;
 
