@@ -328,6 +328,13 @@ const std::vector<BadInput>& Cases() {
                                  "output: {directory: out}\n");
        },
        "run cloth.yaml", 1, {"cloth.yaml", "cloths[0]", "flat.off", "edge 2-3", "zero length"}},
+      {"xpbd_depenetration_speed_zero", {},
+       "run ok.yaml --set integrator=xpbd --set xpbd.max_depenetration_speed=0", 1,
+       {"ok.yaml", "xpbd.max_depenetration_speed", "'0'"}},
+      {"xpbd_order_unknown", {}, "run ok.yaml --set integrator=xpbd --set xpbd.order=gauss", 1,
+       {"ok.yaml", "xpbd.order", "'gauss'"}},
+      {"chain_xpbd_order", ChainScene("chain.yaml", "pinned:", "pinned:"), "run chain.yaml --set xpbd.order=jacobi", 1,
+       {"chain.yaml", "xpbd.order", "only for tet meshes"}},
       {"xpbd_negative_damping", {}, "run ok.yaml --set integrator=xpbd --set damping.stiffness_beta=-0.01", 1,
        {"ok.yaml", "damping.stiffness_beta", "'-0.01'"}},
       {"xpbd_with_loads",
