@@ -407,12 +407,13 @@ struct XpbdConfig {
   /// Constraint passes per substep, integer >= 1: 1 (the paper's Alg. 1 and Sec. 3).
   int iterations = 1;
   /// v_max, m/s, > 0: the depenetration speed limit of Sec. 4.2 for contacts with collision
-  /// objects (a node starting a substep at depth d < 0 ends it at no less than
-  /// d + v_max dt_s). The paper names v_max but gives no value: off (infinity) unless set.
+  /// objects: the contact C = phi(x) - min(0, phi(x_prev) + v_max dt_s) >= 0 pushes a node
+  /// that starts a substep at depth d out to phi = -d + v_max dt_s at most. The paper names
+  /// v_max but (as we read it) gives no value: off (infinity) unless set.
   double max_depenetration_speed = std::numeric_limits<double>::infinity();
   /// Tet-constraint order (integrators/FemXpbd.hpp): "coloring" (Gauss-Seidel by color, the
   /// default) or "jacobi" (every tet from the same positions, corrections averaged per node:
-  /// the paper's GPU variant, Sec. 5; Macklin et al. 2014, "Unified Particle Physics", Sec. 4.2).
+  /// the paper's GPU variant; Macklin et al. 2014, "Unified Particle Physics", Sec. 4.2).
   std::string order = "coloring";
 };
 

@@ -42,7 +42,7 @@
 // counts it, corrections of ghost nodes go to their owners (a reverse ADD scatter: one
 // correction per node per color, so the sum is exact), then ghosts are refreshed. Every
 // kernel is per tet or per node, so 1, 2, 4 ranks give bitwise the same trajectory.
-// xpbd.order: jacobi (the paper's GPU variant, Sec. 5; averaging as in Macklin, Mueller,
+// xpbd.order: jacobi (the paper's GPU variant; averaging as in Macklin, Mueller,
 // Chentanez, Kim 2014, "Unified Particle Physics for Real-Time Applications", Sec. 4.2, with
 // omega = 1): every tet is projected from the same positions, and each owned node moves by the
 // mean of its tets' corrections, x_i += (sum_t delta_i^t) / n_i (n_i: the tets at node i).
