@@ -886,7 +886,8 @@ ChainConfig ParseChain(const Field& f, std::size_t i) {
 
 /// cloths[i] (discretization: particles): a triangle surface's edges, see ClothConfig.
 ClothConfig ParseCloth(const Field& f, std::size_t i, const fs::path& scene_folder) {
-  const MapView m(f, {"name", "mesh", "transform", "mass", "pinned", "compliance", "initial_velocity"});
+  const MapView m(f, {"name", "mesh", "transform", "mass", "pinned", "compliance", "initial_velocity",
+                      "bending_compliance"});
   ClothConfig cloth;
   cloth.name = "cloth" + std::to_string(i);
   m.Read("name", cloth.name);
@@ -897,6 +898,7 @@ ClothConfig ParseCloth(const Field& f, std::size_t i, const fs::path& scene_fold
     item.To(cloth.pinned.emplace_back(), Range{0.0, kInf});
   m.Read("compliance", cloth.compliance, kNonNegative);
   m.Read("initial_velocity", cloth.initial_velocity);
+  cloth.bending = m.Read("bending_compliance", cloth.bending_compliance, kNonNegative);
   return cloth;
 }
 

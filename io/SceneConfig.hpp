@@ -395,6 +395,10 @@ struct ClothConfig {
   std::vector<int> pinned;             ///< vertices held where they start
   double compliance = 0.0;             ///< alpha, m/N, >= 0
   Vec3 initial_velocity = Vec3::Zero();
+  /// Bending (key bending_compliance, m/N, >= 0; absent: none): one distance constraint across
+  /// each interior edge, between the two triangles' opposite vertices (integrators/ChainXpbd.hpp).
+  bool bending = false;
+  double bending_compliance = 0.0;
 };
 
 /// XPBD with small steps (Macklin et al. 2019, "Small Steps in Physics Simulation"; top-level

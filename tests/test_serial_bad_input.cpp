@@ -335,6 +335,15 @@ const std::vector<BadInput>& Cases() {
        {"ok.yaml", "xpbd.order", "'gauss'"}},
       {"chain_xpbd_order", ChainScene("chain.yaml", "pinned:", "pinned:"), "run chain.yaml --set xpbd.order=jacobi", 1,
        {"chain.yaml", "xpbd.order", "only for tet meshes"}},
+      {"cloth_negative_bending_compliance",
+       [](const fs::path& d) {
+         Write(d / "flat.off", "OFF\n4 2 0\n0 0 0\n1 0 0\n0 1 0\n1 1 0\n3 0 1 2\n3 1 3 2\n");
+         Write(d / "cloth.yaml", "discretization: particles\nintegrator: xpbd\n"
+                                 "time: {dt: 0.01, frame_rate: 50, frames: 2}\n"
+                                 "cloths:\n  - {mesh: flat.off, mass: 0.01, pinned: [0], bending_compliance: -1}\n"
+                                 "output: {directory: out}\n");
+       },
+       "run cloth.yaml", 1, {"cloth.yaml", "cloths[0].bending_compliance", "'-1'"}},
       {"xpbd_negative_damping", {}, "run ok.yaml --set integrator=xpbd --set damping.stiffness_beta=-0.01", 1,
        {"ok.yaml", "damping.stiffness_beta", "'-0.01'"}},
       {"xpbd_with_loads",

@@ -3,7 +3,8 @@
 // integrator: xpbd; Macklin et al. 2019, Alg. 1): one StepController step of dt is
 // xpbd.substeps substeps of dt / n with xpbd.iterations Gauss-Seidel passes each, over
 // the distance constraints in scene order (chains' links in chain order, then each cloth's
-// edges by vertex pair) (integrators/XpbdParticles.hpp). Every
+// edges by vertex pair, then, with bending_compliance, its bending constraints across the
+// interior edges by edge) (integrators/XpbdParticles.hpp). Every
 // rank steps all particles alike (a chain lives whole on each rank), so results do not
 // depend on the rank count. Only x and v cross steps.
 #include <memory>
