@@ -886,7 +886,8 @@ ChainConfig ParseChain(const Field& f, std::size_t i) {
 
 /// cloths[i] (discretization: particles): a triangle surface's edges, see ClothConfig.
 ClothConfig ParseCloth(const Field& f, std::size_t i, const fs::path& scene_folder) {
-  const MapView m(f, {"name", "mesh", "transform", "mass", "pinned", "compliance", "initial_velocity"});
+  const MapView m(f, {"name", "mesh", "transform", "mass", "pinned", "compliance", "initial_velocity",
+                      "bending_compliance"});
   ClothConfig cloth;
   cloth.name = "cloth" + std::to_string(i);
   m.Read("name", cloth.name);
@@ -897,6 +898,7 @@ ClothConfig ParseCloth(const Field& f, std::size_t i, const fs::path& scene_fold
     item.To(cloth.pinned.emplace_back(), Range{0.0, kInf});
   m.Read("compliance", cloth.compliance, kNonNegative);
   m.Read("initial_velocity", cloth.initial_velocity);
+  cloth.bending = m.Read("bending_compliance", cloth.bending_compliance, kNonNegative);
   return cloth;
 }
 
@@ -1013,9 +1015,16 @@ SceneConfig ParseScene(const Field& root, const std::string& path) {
   quasi_static.Read("ramp", scene.quasi_static.ramp);
   quasi_static.Read("ramp_time", scene.quasi_static.ramp_time, kPositive);
   quasi_static.Read("tolerance", scene.quasi_static.tolerance, kPositive);
-  const MapView xpbd(m.Get("xpbd"), {"substeps", "iterations"});
+  const MapView xpbd(m.Get("xpbd"),
+                     {"substeps", "iterations", "max_depenetration_speed", "order"});
   xpbd.Read("substeps", scene.xpbd.substeps, kPositiveInteger);
   xpbd.Read("iterations", scene.xpbd.iterations, kPositiveInteger);
+  xpbd.Read("max_depenetration_speed", scene.xpbd.max_depenetration_speed, kPositive);
+  xpbd.Read("order", scene.xpbd.order, Names{"coloring", "jacobi"});
+  for (const char* key : {"max_depenetration_speed", "order"})
+    if (particles && xpbd.Has(key))
+      xpbd.Get(key).Error("only for tet meshes: particle scenes have no collision objects and "
+                          "step their constraints in scene order");
   if (mpm && m.Has("async")) m.Get("async").Error("only FEM scenes (discretization: fem) take 'async'");
   const MapView async(m.Get("async"), {"surface_layers", "epsilon"});
   async.Read("surface_layers", scene.async.surface_layers, kPositiveInteger);

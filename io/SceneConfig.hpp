@@ -395,6 +395,10 @@ struct ClothConfig {
   std::vector<int> pinned;             ///< vertices held where they start
   double compliance = 0.0;             ///< alpha, m/N, >= 0
   Vec3 initial_velocity = Vec3::Zero();
+  /// Bending (key bending_compliance, m/N, >= 0; absent: none): one distance constraint across
+  /// each interior edge, between the two triangles' opposite vertices (integrators/ChainXpbd.hpp).
+  bool bending = false;
+  double bending_compliance = 0.0;
 };
 
 /// XPBD with small steps (Macklin et al. 2019, "Small Steps in Physics Simulation"; top-level
@@ -406,6 +410,15 @@ struct XpbdConfig {
   int substeps = 20;
   /// Constraint passes per substep, integer >= 1: 1 (the paper's Alg. 1 and Sec. 3).
   int iterations = 1;
+  /// v_max, m/s, > 0: the depenetration speed limit of Sec. 4.2 for contacts with collision
+  /// objects: the contact C = phi(x) - min(0, phi(x_prev) + v_max dt_s) >= 0 pushes a node
+  /// that starts a substep at depth d out to phi = -d + v_max dt_s at most. The paper names
+  /// v_max but (as we read it) gives no value: off (infinity) unless set.
+  double max_depenetration_speed = std::numeric_limits<double>::infinity();
+  /// Tet-constraint order (integrators/FemXpbd.hpp): "coloring" (Gauss-Seidel by color, the
+  /// default) or "jacobi" (every tet from the same positions, corrections averaged per node:
+  /// the paper's GPU variant; Macklin et al. 2014, "Unified Particle Physics", Sec. 4.2).
+  std::string order = "coloring";
 };
 
 struct OutputConfig {

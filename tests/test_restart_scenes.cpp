@@ -238,6 +238,13 @@ TEST(RestartScenes, HotTwistingBarSlicedRunIsBitwiseTheUninterruptedOne) {
                                             {"solver.method=hot"});
 }
 
+// XPBD's Jacobi order and depenetration speed limit (issue 14): lambda and the Jacobi sums
+// start afresh every substep, the limit reads x_prev of the substep: nothing new to save.
+TEST(RestartScenes, ElephantXpbdJacobiSlicedRunIsBitwiseTheUninterruptedOne) {
+  ExpectSlicedRunBitwiseTheUninterruptedOne("elephant_drop_xpbd", "elephant_drop_xpbd_jacobi",
+                                            {"xpbd.order=jacobi", "xpbd.max_depenetration_speed=1"});
+}
+
 std::vector<std::string> SceneNames() {
   std::vector<std::string> names;
   for (const auto& [name, overrides] : kSmall) names.push_back(name);

@@ -137,6 +137,18 @@ bodies:
 output: {directory: out}
 )";
 
+/// A cloth scene (issue 14), cloth.yaml, on flat.off: two triangles (0, 1, 2), (1, 3, 2) whose
+/// vertex 3 is at `vertex3`; `extra` is appended to the cloth's entry.
+Setup ClothScene(const std::string& vertex3, const std::string& extra) {
+  return [=](const fs::path& d) {
+    Write(d / "flat.off", "OFF\n4 2 0\n0 0 0\n1 0 0\n0 1 0\n" + vertex3 + "\n3 0 1 2\n3 1 3 2\n");
+    Write(d / "cloth.yaml", "discretization: particles\nintegrator: xpbd\n"
+                            "time: {dt: 0.01, frame_rate: 50, frames: 2}\n"
+                            "cloths:\n  - {mesh: flat.off, mass: 0.01, pinned: [0]" + extra + "}\n"
+                            "output: {directory: out}\n");
+  };
+}
+
 /// A particle scene (issue 14) with `find` replaced by `replace`, written as `file`.
 Setup ChainScene(const std::string& file, const std::string& find, const std::string& replace) {
   std::string text = R"(discretization: particles
@@ -336,15 +348,17 @@ const std::vector<BadInput>& Cases() {
        "run chain.yaml", 1, {"chain.yaml", "chains[0].masses[0].mass", "'-2'"}},
       {"chain_negative_compliance", ChainScene("chain.yaml", "1.0e-4", "-1.0e-4"), "run chain.yaml", 1,
        {"chain.yaml", "chains[0].compliance", "'-1.0e-4'"}},
-      {"cloth_zero_length_edge",
-       [](const fs::path& d) {
-         Write(d / "flat.off", "OFF\n4 2 0\n0 0 0\n1 0 0\n0 1 0\n0 1 0\n3 0 1 2\n3 1 3 2\n");
-         Write(d / "cloth.yaml", "discretization: particles\nintegrator: xpbd\n"
-                                 "time: {dt: 0.01, frame_rate: 50, frames: 2}\n"
-                                 "cloths:\n  - {mesh: flat.off, mass: 0.01, pinned: [0]}\n"
-                                 "output: {directory: out}\n");
-       },
+      {"cloth_zero_length_edge", ClothScene("0 1 0", ""),
        "run cloth.yaml", 1, {"cloth.yaml", "cloths[0]", "flat.off", "edge 2-3", "zero length"}},
+      {"xpbd_depenetration_speed_zero", {},
+       "run ok.yaml --set integrator=xpbd --set xpbd.max_depenetration_speed=0", 1,
+       {"ok.yaml", "xpbd.max_depenetration_speed", "'0'"}},
+      {"xpbd_order_unknown", {}, "run ok.yaml --set integrator=xpbd --set xpbd.order=gauss", 1,
+       {"ok.yaml", "xpbd.order", "'gauss'"}},
+      {"chain_xpbd_order", ChainScene("chain.yaml", "pinned:", "pinned:"), "run chain.yaml --set xpbd.order=jacobi", 1,
+       {"chain.yaml", "xpbd.order", "only for tet meshes"}},
+      {"cloth_negative_bending_compliance", ClothScene("1 1 0", ", bending_compliance: -1"),
+       "run cloth.yaml", 1, {"cloth.yaml", "cloths[0].bending_compliance", "'-1'"}},
       {"xpbd_negative_damping", {}, "run ok.yaml --set integrator=xpbd --set damping.stiffness_beta=-0.01", 1,
        {"ok.yaml", "damping.stiffness_beta", "'-0.01'"}},
       {"xpbd_with_loads",

@@ -9,12 +9,18 @@
 //    O(dt_s) (measured: halving dt_s halves it);
 //  - contacts: no node below the ground after any step, and a block sliding on the ground with
 //    Coulomb friction mu stops after v0^2 / (2 mu g);
+//  - xpbd.order: jacobi (averaged corrections) is rank-invariant too, and free fall under it
+//    is the same closed form;
+//  - the depenetration speed limit v_max (Sec. 4.2): a box started entirely below the ground
+//    by d rises by exactly v_max dt_s per substep, rigidly, and is out after d / (v_max dt_s)
+//    substeps, at no more than v_max;
 //  - a slow (quasi-static) stretch: XPBD approaches backward Euler as the substeps grow (to
 //    1.2, 0.55, 0.46 mm of a 5 cm pull at 10, 50, 200 substeps: the rest is the two stable
 //    Neo-Hookean energies' difference at 5% strain, with and without the log term).
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 
 #include "FemSceneRun.hpp"
 #include "TestScenes.hpp"
@@ -33,8 +39,11 @@ SceneConfig TwistScene() {
                                 "bodies.0.material.model=stable_neo_hookean"});
 }
 
-TEST(FemXpbd, SameTrajectoryBitwiseOnAnyRankCount) {
-  const SceneConfig scene = TwistScene();
+class FemXpbdOrder : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(FemXpbdOrder, SameTrajectoryBitwiseOnAnyRankCount) {
+  SceneConfig scene = TwistScene();
+  scene.xpbd.order = GetParam();
   const std::vector<double> parallel = test::RunFemScene(PETSC_COMM_WORLD, scene);
   std::vector<double> serial(parallel.size());
   if (test::Rank() == 0) serial = test::RunFemScene(PETSC_COMM_SELF, scene);
@@ -47,6 +56,8 @@ TEST(FemXpbd, SameTrajectoryBitwiseOnAnyRankCount) {
     speed = std::max(speed, std::abs(parallel[i]));
   EXPECT_GT(speed, 0.5) << "the bar should actually twist";
 }
+
+INSTANTIATE_TEST_SUITE_P(Orders, FemXpbdOrder, ::testing::Values("coloring", "jacobi"));
 
 TEST(FemXpbd, DirichletNodesFollowTheirScript) {
   const SceneConfig scene = TwistScene();
@@ -85,8 +96,9 @@ bodies:
 )" + extra);
 }
 
-TEST(FemXpbd, FreeFallIsTheClosedForm) {
-  const SceneConfig scene = FreeBox("xpbd_fall", "");
+TEST_P(FemXpbdOrder, FreeFallIsTheClosedForm) {
+  SceneConfig scene = FreeBox("xpbd_fall_" + GetParam(), "");
+  scene.xpbd.order = GetParam();
   FemSimulation sim(PETSC_COMM_WORLD, scene);
   const std::vector<double> x0 = sim.GatherPositions();
   for (int f = 0; f < scene.time.frames; ++f) sim.AdvanceFrame(nullptr);
@@ -216,6 +228,52 @@ damping: {stiffness_beta: 0.001}
   if (test::Rank() == 0)
     std::printf("[ measured ] slide %.5f m (Coulomb %.5f m), lowest node %.3g m\n", slide, expected,
                 lowest);
+}
+
+TEST(FemXpbd, DepenetrationSpeedIsLimited) {
+  // A 0.4 x 0.1 x 0.4 m box, no gravity, at rest entirely below the ground: top at -0.05 m,
+  // bottom at d = 0.15 m deep. v_max = 0.5 m/s, dt_s = 1 ms: 0.5 mm per substep, out after
+  // d / (v_max dt_s) = 300 substeps (30 steps of 10), rigidly, and on at v_max (no gravity).
+  const std::string dir = test::SharedTempDir("xpbd_depenetration");
+  test::WriteBoxMesh(dir + "/block", 4, 1, 4, Vec3(0.4, 0.1, 0.4));
+  const SceneConfig scene = test::MakeScene(dir + "/sunk.yaml", R"(
+integrator: xpbd
+xpbd: {substeps: 10, max_depenetration_speed: 0.5}
+gravity: [0, 0, 0]
+time: {dt: 0.01, frame_dt: 0.01, frames: 32}
+bodies:
+  - mesh: block.node
+    transform: {translate: [0, -0.15, 0]}
+    material: {E: 1.0e6, nu: 0.3, density: 1000}
+collision_objects:
+  - {type: half_space, point: [0, 0, 0], normal: [0, 1, 0]}
+)");
+  const double d = 0.15, v_max = 0.5, per_step = 10 * v_max * 1e-3;
+  FemSimulation sim(PETSC_COMM_WORLD, scene);
+  const auto lowest = [&] {
+    const std::vector<double> x = sim.GatherPositions();
+    double y = 1e30;
+    for (size_t n = 0; n < x.size() / 3; ++n) y = std::min(y, x[3 * n + 1]);
+    return y;
+  };
+  ASSERT_NEAR(lowest(), -d, 1e-15);
+  double worst = 0.0, fastest = 0.0;
+  int out_after = -1;
+  for (int k = 1; k <= scene.time.frames; ++k) {
+    sim.AdvanceFrame(nullptr);
+    const double y = lowest(), expected = -d + k * per_step;  // and on at v_max once out
+    worst = std::max(worst, std::abs(y - expected));
+    if (out_after < 0 && y >= -1e-12) out_after = k;
+    const std::vector<double> v = sim.GatherVelocities();
+    for (size_t i = 0; i < v.size(); ++i) fastest = std::max(fastest, std::abs(v[i]));
+  }
+  EXPECT_LT(worst, 1e-10) << "m off -d + k v_max dt";
+  EXPECT_EQ(out_after, 30) << "steps of 10 substeps: d / (v_max dt_s) = 300 substeps";
+  EXPECT_LT(fastest, v_max * (1.0 + 1e-9)) << "m/s";
+  EXPECT_GT(fastest, v_max * (1.0 - 1e-9)) << "m/s: it leaves at v_max";
+  if (test::Rank() == 0)
+    std::printf("[ measured ] lowest node off the limit by at most %.3g m; out after %d steps "
+                "(300 substeps); fastest node %.12g m/s (v_max 0.5)\n", worst, out_after, fastest);
 }
 
 /// The bar of the quasi-static test under one integrator: a 1 x 0.2 x 0.2 m bar, held at

@@ -64,6 +64,25 @@ ChainXpbd::ChainXpbd(const SceneConfig& scene)
                          " has zero length");
       constraints.push_back({first + i, first + j, rest, cloth.compliance});
     }
+    if (!cloth.bending) continue;
+    // Bending: across each edge two triangles share, a distance constraint between their
+    // opposite vertices (the cross-edge simplification of the dihedral-angle bending
+    // constraint of Mueller, Heidelberger, Hennix, Ratcliff 2007, "Position Based Dynamics",
+    // Sec. 4.2), by (edge, opposite pair) order after all of the cloth's edges.
+    std::vector<std::array<int, 3>> sides;  // (lower, higher, opposite vertex) per triangle edge
+    for (const auto& t : surface.triangles)
+      for (int a = 0; a < 3; ++a)
+        sides.push_back({std::min(t[a], t[(a + 1) % 3]), std::max(t[a], t[(a + 1) % 3]), t[(a + 2) % 3]});
+    std::sort(sides.begin(), sides.end());
+    for (size_t a = 0; a + 1 < sides.size(); ++a) {
+      if (sides[a][0] != sides[a + 1][0] || sides[a][1] != sides[a + 1][1]) continue;
+      const int k = sides[a][2], l = sides[a + 1][2];
+      const double rest = (x[first + k] - x[first + l]).norm();
+      if (!(rest > 0.0))
+        throw InputError(where + ": bending across edge " + std::to_string(sides[a][0]) + "-" +
+                         std::to_string(sides[a][1]) + ": its opposite vertices coincide");
+      constraints.push_back({first + std::min(k, l), first + std::max(k, l), rest, cloth.bending_compliance});
+    }
   }
   particles_ = std::make_unique<XpbdParticles>(x, w, constraints, scene.gravity,
                                                scene.damping.stiffness_beta);
@@ -114,12 +133,13 @@ void ChainXpbd::RestoreKeptState() {
 }
 
 std::vector<std::string> ChainXpbd::StatsColumns() const {
-  return {"substeps", "projections", "max_strain", "force_0"};
+  return {"substeps", "projections", "max_strain", "force_0", "total_energy", "constraint_energy"};
 }
 
 std::vector<double> ChainXpbd::StatsValues() const {
   return {static_cast<double>(substeps_), static_cast<double>(projections_), particles_->MaxStrain(),
-          particles_->constraints().empty() ? 0.0 : particles_->Force(0)};
+          particles_->constraints().empty() ? 0.0 : particles_->Force(0), particles_->Energy(),
+          particles_->ConstraintEnergy()};
 }
 
 }  // namespace optistep

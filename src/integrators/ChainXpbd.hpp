@@ -3,7 +3,8 @@
 // integrator: xpbd; Macklin et al. 2019, Alg. 1): one StepController step of dt is
 // xpbd.substeps substeps of dt / n with xpbd.iterations Gauss-Seidel passes each, over
 // the distance constraints in scene order (chains' links in chain order, then each cloth's
-// edges by vertex pair) (integrators/XpbdParticles.hpp). Every
+// edges by vertex pair, then, with bending_compliance, its bending constraints across the
+// interior edges by edge) (integrators/XpbdParticles.hpp). Every
 // rank steps all particles alike (a chain lives whole on each rank), so results do not
 // depend on the rank count. Only x and v cross steps.
 #include <memory>
@@ -30,7 +31,9 @@ class ChainXpbd : public Xpbd {
   void KeepState() override;
   void RestoreKeptState() override;
   /// stats.csv: substeps, constraint projections of the step, the largest relative stretch
-  /// |C| / l0 after it, and the first constraint's force estimate lambda / dt_s^2 (N).
+  /// |C| / l0 after it, the first constraint's force estimate lambda / dt_s^2 (N), and the
+  /// total_energy after it (J; XpbdParticles::Energy: kinetic + gravitational + C^2/(2 alpha))
+  /// and its constraint_energy part sum C^2/(2 alpha) (J).
   std::vector<std::string> StatsColumns() const override;
   std::vector<double> StatsValues() const override;
 

@@ -26,7 +26,9 @@ FemXpbd::FemXpbd(FemModel& model, Vec x, Vec v)
       model_(model),
       x_(x),
       v_(v),
-      damping_beta_(model.scene().damping.stiffness_beta) {
+      damping_beta_(model.scene().damping.stiffness_beta),
+      max_depenetration_speed_(model.scene().xpbd.max_depenetration_speed),
+      jacobi_(model.scene().xpbd.order == "jacobi") {
   const DistributedTetMesh& mesh = model_.mesh();
   OPTISTEP_PETSC(VecDuplicate(x_, &xs_));
   OPTISTEP_PETSC(VecDuplicate(x_, &dx_));
@@ -47,7 +49,10 @@ FemXpbd::FemXpbd(FemModel& model, Vec x, Vec v)
     for (PetscInt l = 0; l < mesh.n_local; ++l) w_[l] = local.data()[3 * l];
     VecDestroy(&w);
   }
-  ColorTets();
+  if (jacobi_)
+    ListTetsForJacobi();
+  else
+    ColorTets();
   lambda_.assign(2 * tets_.size(), 0.0);
   x_prev_.resize(3 * static_cast<size_t>(mesh.n_local));
 }
@@ -124,34 +129,59 @@ void FemXpbd::ColorTets() {
   });
   color_begin_.assign(n_colors_ + 1, 0);
   for (const auto& [c, e] : order) {
-    const int ie = static_cast<int>(e);
-    const BodyConfig& body = model_.scene().bodies[mesh.tet_body[e]];
-    const LameParameters lame = LameParameters::FromYoungPoisson(body.material.E, body.material.nu);
-    const double lambda_H = lame.lambda + lame.mu;
-    TetConstraint tc;
-    tc.nodes = mesh.tets[e];
-    tc.beta = model_.Beta(ie);
-    tc.alpha_D = 1.0 / (lame.mu * model_.RestVolume(ie));
-    tc.alpha_H = 1.0 / (lambda_H * model_.RestVolume(ie));
-    tc.gamma_H = 1.0 + lame.mu / lambda_H;
-    tets_.push_back(tc);
+    tets_.push_back(MakeConstraint(e));
     ++color_begin_[c + 1];
   }
   for (int c = 0; c < n_colors_; ++c) color_begin_[c + 1] += color_begin_[c];
 }
 
+FemXpbd::TetConstraint FemXpbd::MakeConstraint(size_t e) const {
+  const DistributedTetMesh& mesh = model_.mesh();
+  const int ie = static_cast<int>(e);
+  const BodyConfig& body = model_.scene().bodies[mesh.tet_body[e]];
+  const LameParameters lame = LameParameters::FromYoungPoisson(body.material.E, body.material.nu);
+  const double lambda_H = lame.lambda + lame.mu;
+  TetConstraint tc;
+  tc.nodes = mesh.tets[e];
+  tc.beta = model_.Beta(ie);
+  tc.alpha_D = 1.0 / (lame.mu * model_.RestVolume(ie));
+  tc.alpha_H = 1.0 / (lambda_H * model_.RestVolume(ie));
+  tc.gamma_H = 1.0 + lame.mu / lambda_H;
+  return tc;
+}
+
+void FemXpbd::ListTetsForJacobi() {
+  const DistributedTetMesh& mesh = model_.mesh();
+  // Every local tet (all tets at the owned nodes: partition/TetPartition.hpp), by original
+  // id, so each owned node sums its tets' corrections in an order no rank count changes.
+  std::vector<size_t> order(mesh.tets.size());
+  for (size_t e = 0; e < order.size(); ++e) order[e] = e;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return mesh.tet_original_id[a] < mesh.tet_original_id[b];
+  });
+  node_tets_.assign(mesh.n_owned, 0.0);
+  for (size_t e : order) {
+    tets_.push_back(MakeConstraint(e));
+    tet_counted_.push_back(mesh.tet_counted[e]);
+    for (int n : mesh.tets[e])
+      if (n < mesh.n_owned) node_tets_[n] += 1.0;
+  }
+  jacobi_delta_.assign(3 * static_cast<size_t>(mesh.n_owned), 0.0);
+}
+
 std::string FemXpbd::Describe() const {
+  if (jacobi_) return DescribeSubsteps() + ", Jacobi with averaged corrections";
   return DescribeSubsteps() + ", Gauss-Seidel over " +
          std::to_string(n_colors_) + " tet colors";
 }
 
 std::vector<std::string> FemXpbd::StatsColumns() const {
-  return {"substeps", "colors", "projections", "volume_change"};
+  return {"substeps", "colors", "projections", "volume_change", "halo_exchanges"};
 }
 
 std::vector<double> FemXpbd::StatsValues() const {
   return {static_cast<double>(substeps_), static_cast<double>(n_colors_), projections_,
-          volume_change_};
+          volume_change_, halo_exchanges_};
 }
 
 void FemXpbd::KeepState() { kept_.Keep(x_, v_, t_, steps_); }
@@ -160,6 +190,7 @@ void FemXpbd::RestoreKeptState() { kept_.Restore(x_, v_, &t_, &steps_); }
 
 void FemXpbd::RefreshGhosts() {
   ScopedPhase timed(kXpbdHaloPhase);
+  halo_exchanges_ += 1.0;
   OPTISTEP_PETSC(VecGhostUpdateBegin(xs_, INSERT_VALUES, SCATTER_FORWARD));
   OPTISTEP_PETSC(VecGhostUpdateEnd(xs_, INSERT_VALUES, SCATTER_FORWARD));
 }
@@ -239,22 +270,31 @@ void FemXpbd::ProjectTet(const TetConstraint& c, double dt_s, double* lambda, co
   for (int a = 0; a < 4; ++a) (*delta)[a] = w[a] * (dlambda[0] * gD[a] + dlambda[1] * gH[a]);
 }
 
-void FemXpbd::ProjectContacts(double* x) const {
+void FemXpbd::ProjectContacts(double* x, double dt_s) const {
   const auto& objects = model_.collision_objects();
+  const bool limited = std::isfinite(max_depenetration_speed_);
   for (const auto& [l, k] : contacts_) {
     Vec3 p(x[3 * l], x[3 * l + 1], x[3 * l + 2]);
+    const Vec3 p_prev(x_prev_[3 * l], x_prev_[3 * l + 1], x_prev_[3 * l + 2]);
     Vec3 n;
+    // Sec. 4.2: at most v_max dt_s out of the object per substep, C = phi - floor >= 0.
+    double floor = 0.0;
+    if (limited) {
+      Vec3 n_prev;
+      floor = std::min(0.0, objects[k].SignedDistance(p_prev, &n_prev) + max_depenetration_speed_ * dt_s);
+    }
     const double phi = objects[k].SignedDistance(p, &n);
-    if (phi >= 0.0) continue;
-    // C = phi >= 0 with zero compliance at one node: the correction -phi n (Sec. 4.3).
-    p -= phi * n;
-    // Friction (Sec. 4.4): the tangential motion of the substep, removed up to mu |phi|.
+    if (phi >= floor) continue;
+    // C with zero compliance at one node: the correction (floor - phi) n (Sec. 4.3).
+    p -= (phi - floor) * n;
+    // Friction (Sec. 4.4): the tangential motion of the substep, removed up to mu times
+    // the normal correction.
     const double mu = objects[k].friction();
     if (mu > 0.0) {
-      const Vec3 motion = p - Vec3(x_prev_[3 * l], x_prev_[3 * l + 1], x_prev_[3 * l + 2]);
+      const Vec3 motion = p - p_prev;
       const Vec3 tangential = motion - motion.dot(n) * n;
       const double slip = tangential.norm();
-      const double limit = mu * (-phi);
+      const double limit = mu * (floor - phi);
       p -= slip <= limit ? tangential : Vec3(tangential * (limit / slip));
     }
     for (int d = 0; d < 3; ++d) x[3 * l + d] = p[d];
@@ -292,6 +332,7 @@ void FemXpbd::ConstraintPass(double dt_s) {
     }
     {
       ScopedPhase timed(kXpbdHaloPhase);
+      halo_exchanges_ += 1.0;
       OPTISTEP_PETSC(VecGhostUpdateBegin(dx_, ADD_VALUES, SCATTER_REVERSE));
       OPTISTEP_PETSC(VecGhostUpdateEnd(dx_, ADD_VALUES, SCATTER_REVERSE));
     }
@@ -310,10 +351,41 @@ void FemXpbd::ConstraintPass(double dt_s) {
   if (!model_.collision_objects().empty()) {  // collective: the same on every rank
     PetscScalar* x = nullptr;
     OPTISTEP_PETSC(VecGetArray(xs_, &x));
-    ProjectContacts(x);
+    ProjectContacts(x, dt_s);
     OPTISTEP_PETSC(VecRestoreArray(xs_, &x));
     RefreshGhosts();
   }
+}
+
+void FemXpbd::JacobiPass(double dt_s) {
+  const PetscInt n_owned = model_.mesh().n_owned;
+  {
+    ScopedPhase timed(kXpbdProjectPhase);
+    Vec xl = nullptr;
+    PetscScalar* x = nullptr;
+    OPTISTEP_PETSC(VecGhostGetLocalForm(xs_, &xl));
+    OPTISTEP_PETSC(VecGetArray(xl, &x));
+    std::fill(jacobi_delta_.begin(), jacobi_delta_.end(), 0.0);
+    std::array<Vec3, 4> delta;
+    for (size_t t = 0; t < tets_.size(); ++t) {
+      const TetConstraint& tc = tets_[t];
+      ProjectTet(tc, dt_s, &lambda_[2 * t], x, &delta);
+      for (int a = 0; a < 4; ++a) {
+        const int n = tc.nodes[a];
+        if (n >= n_owned) continue;  // its owner projects this tet too
+        for (int k = 0; k < 3; ++k) jacobi_delta_[3 * n + k] += delta[a][k];
+      }
+      if (tet_counted_[t]) projections_ += 2.0;
+    }
+    // x_i += mean of its tets' corrections (Macklin et al. 2014, Sec. 4.2, omega = 1).
+    for (PetscInt i = 0; i < n_owned; ++i)
+      if (node_tets_[i] > 0.0)
+        for (int k = 0; k < 3; ++k) x[3 * i + k] += jacobi_delta_[3 * i + k] / node_tets_[i];
+    if (!model_.collision_objects().empty()) ProjectContacts(x, dt_s);
+    OPTISTEP_PETSC(VecRestoreArray(xl, &x));
+    OPTISTEP_PETSC(VecGhostRestoreLocalForm(xs_, &xl));
+  }
+  RefreshGhosts();
 }
 
 SolveReport FemXpbd::TryStep(double dt) {
@@ -322,6 +394,7 @@ SolveReport FemXpbd::TryStep(double dt) {
   const double dt_s = dt / substeps_;
   const Vec3 g = model_.Gravity(t_ + dt);  // gravity_time_function at the step's end
   projections_ = 0.0;
+  halo_exchanges_ = 0.0;
   FindContacts(dt);
   OPTISTEP_PETSC(VecCopy(x_, xs_));
   OPTISTEP_PETSC(VecCopy(v_, vs_));
@@ -358,7 +431,12 @@ SolveReport FemXpbd::TryStep(double dt) {
     }
     RefreshGhosts();
     std::fill(lambda_.begin(), lambda_.end(), 0.0);
-    for (int it = 0; it < iterations_; ++it) ConstraintPass(dt_s);
+    for (int it = 0; it < iterations_; ++it) {
+      if (jacobi_)
+        JacobiPass(dt_s);
+      else
+        ConstraintPass(dt_s);
+    }
     {
       const PetscScalar* x = nullptr;
       PetscScalar* v = nullptr;
@@ -385,7 +463,7 @@ SolveReport FemXpbd::TryStep(double dt) {
     const PetscScalar* x = nullptr;
     OPTISTEP_PETSC(VecGhostGetLocalForm(xs_, &xl));
     OPTISTEP_PETSC(VecGetArrayRead(xl, &x));
-    for (const TetConstraint& tc : tets_)
+    for (const TetConstraint& tc : tets_)  // Jacobi: the ghost layer's tets too (max: no matter)
       volume_error = std::max(
           volume_error,
           std::abs(DeformationGradient(TetPositions(x, tc.nodes), tc.beta).determinant() - 1.0));

@@ -32,14 +32,24 @@
 // Contacts (Sec. 4.3, 4.4): C = phi(x) >= 0 at each free node against each analytic
 // collision object, zero compliance; Coulomb friction removes the tangential motion of the
 // substep up to mu times the normal correction (the frictional multiplier clamped by mu
-// times the normal one).
+// times the normal one). With xpbd.max_depenetration_speed v_max (Sec. 4.2; the paper gives
+// no value, so it is off unless set) the constraint is phi(x) >= min(0, phi(x_prev) +
+// v_max dt_s): a node that starts the substep at depth d leaves at no more than v_max.
 //
-// Distribution (docs/ARCHITECTURE.md): Gauss-Seidel in an order that does not depend on the
-// rank count. The tets are colored greedily in original tet id order (no two tets of a color
+// Distribution (docs/ARCHITECTURE.md), xpbd.order: coloring (the default): Gauss-Seidel in an
+// order that does not depend on the rank count. The tets are colored greedily in original tet id order (no two tets of a color
 // share a node; computed once, on rank 0); per color, each tet is projected by the rank that
 // counts it, corrections of ghost nodes go to their owners (a reverse ADD scatter: one
 // correction per node per color, so the sum is exact), then ghosts are refreshed. Every
 // kernel is per tet or per node, so 1, 2, 4 ranks give bitwise the same trajectory.
+// xpbd.order: jacobi (the paper's GPU variant; averaging as in Macklin, Mueller,
+// Chentanez, Kim 2014, "Unified Particle Physics for Real-Time Applications", Sec. 4.2, with
+// omega = 1): every tet is projected from the same positions, and each owned node moves by the
+// mean of its tets' corrections, x_i += (sum_t delta_i^t) / n_i (n_i: the tets at node i).
+// Every rank keeps every tet at its owned nodes (partition/TetPartition.hpp), so it projects
+// them all itself (the ghost layer's tets twice over ranks, from bitwise the same inputs) and
+// sums each node's corrections in original tet id order: rank-invariant, and one halo
+// exchange per pass instead of two per color.
 #include <petscvec.h>
 
 #include <array>
@@ -61,7 +71,8 @@ class FemXpbd : public Xpbd {
   FemXpbd(const FemXpbd&) = delete;
   FemXpbd& operator=(const FemXpbd&) = delete;
 
-  /// "xpbd, 20 substeps x 1 iteration, Gauss-Seidel over 14 tet colors".
+  /// "xpbd, 20 substeps x 1 iteration, Gauss-Seidel over 14 tet colors" (or ", Jacobi with
+  /// averaged corrections").
   std::string Describe() const override;
 
   /// Collective. n substeps of dt / n (s). Fails (state unchanged) only on a NaN.
@@ -70,8 +81,9 @@ class FemXpbd : public Xpbd {
   void RestoreKeptState() override;
 
 
-  /// stats.csv: substeps of the step, tet colors, constraint projections of the step summed
-  /// over ranks, and the largest volume change |det F - 1| over the tets after the step.
+  /// stats.csv: substeps of the step, tet colors (0 under Jacobi), constraint projections of
+  /// the step summed over ranks (each tet counted once), the largest volume change
+  /// |det F - 1| over the tets after the step, and the halo exchanges of the step.
   std::vector<std::string> StatsColumns() const override;
   std::vector<double> StatsValues() const override;
 
@@ -89,12 +101,17 @@ class FemXpbd : public Xpbd {
   };
 
   void ColorTets();
+  /// xpbd.order: jacobi: every local tet in original id order, and n_i per owned node.
+  void ListTetsForJacobi();
+  TetConstraint MakeConstraint(size_t e) const;
   /// One pass over the constraints of every color, then the contacts; x is the local form
   /// (owned then ghosts), its ghosts current on entry and on return.
   void ConstraintPass(double dt_s);
+  /// The same under Jacobi: all tets from one x, averaged corrections, contacts, one halo.
+  void JacobiPass(double dt_s);
   void ProjectTet(const TetConstraint& c, double dt_s, double* lambda, const double* x,
                   std::array<Vec3, 4>* delta) const;
-  void ProjectContacts(double* x) const;
+  void ProjectContacts(double* x, double dt_s) const;
   /// Contact candidates of the step (Sec. 4.3): owned free nodes whose swept prediction
   /// comes within its own length of an object.
   void FindContacts(double dt);
@@ -104,8 +121,13 @@ class FemXpbd : public Xpbd {
   Vec x_;
   Vec v_;
   double damping_beta_ = 0.0;  ///< damping.stiffness_beta, s
+  double max_depenetration_speed_;  ///< v_max, m/s (infinity: off)
+  bool jacobi_ = false;             ///< xpbd.order: jacobi
 
-  std::vector<TetConstraint> tets_;     ///< counted tets, by color
+  std::vector<TetConstraint> tets_;     ///< counted tets, by color (Jacobi: every local tet, by id)
+  std::vector<char> tet_counted_;       ///< Jacobi: 1 where this rank counts tets_[t]
+  std::vector<double> node_tets_;       ///< Jacobi: n_i, the tets at owned node i
+  std::vector<double> jacobi_delta_;    ///< Jacobi: summed corrections per owned node (m)
   std::vector<size_t> color_begin_;     ///< tets_ of color c: [color_begin_[c], color_begin_[c+1])
   int n_colors_ = 0;
   std::vector<double> lambda_;          ///< 2 per tet of tets_: C_D's, C_H's (N m)
@@ -120,6 +142,7 @@ class FemXpbd : public Xpbd {
   KeptFemState kept_;
   double projections_ = 0.0;
   double volume_change_ = 0.0;
+  double halo_exchanges_ = 0.0;
 };
 
 }  // namespace optistep

@@ -65,4 +65,24 @@ double XpbdParticles::MaxStrain() const {
   return worst;
 }
 
+double XpbdParticles::MotionEnergy() const {
+  double energy = 0.0;
+  for (size_t p = 0; p < x_.size(); ++p) {
+    if (w_[p] == 0.0) continue;
+    const double m = 1.0 / w_[p];
+    energy += 0.5 * m * v_[p].squaredNorm() - m * gravity_.dot(x_[p]);
+  }
+  return energy;
+}
+
+double XpbdParticles::ConstraintEnergy() const {
+  double energy = 0.0;
+  for (const Constraint& c : constraints_) {
+    if (!(c.alpha > 0.0)) continue;
+    const double C = (x_[c.i] - x_[c.j]).norm() - c.rest;
+    energy += C * C / (2.0 * c.alpha);
+  }
+  return energy;
+}
+
 }  // namespace optistep

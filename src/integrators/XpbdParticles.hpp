@@ -50,6 +50,15 @@ class XpbdParticles {
   double Force(int k) const { return -lambda_[k] / (dt_s_ * dt_s_); }
   /// max_k |C_k| / l0_k, the largest relative stretch (-).
   double MaxStrain() const;
+  /// The total energy (J) of the free particles (w > 0; pinned ones do not move): kinetic
+  /// sum m |v|^2 / 2, gravitational potential -sum m g.x (zero at the origin), and the
+  /// constraints' elastic energy sum C^2 / (2 alpha) over the compliant ones (alpha > 0;
+  /// inextensible constraints store none). The quantity of Macklin et al. 2019, Fig. 6.
+  double Energy() const { return MotionEnergy() + ConstraintEnergy(); }
+  /// Its kinetic and gravitational part (J).
+  double MotionEnergy() const;
+  /// Its constraint part sum C^2 / (2 alpha) over alpha > 0 (J).
+  double ConstraintEnergy() const;
   /// Constraint projections so far.
   long long projections() const { return projections_; }
 
