@@ -72,18 +72,10 @@ class ScriptedIntegrator : public Integrator {
   void RestoreKeptState() override { std::tie(t_, steps_) = kept_; }
   bool HasStepLimit() const override { return step_limit_; }
   double MaxStep() const override { return step_limit_ ? 0.1 : INFINITY; }
-  double time() const override { return t_; }
-  long steps() const override { return steps_; }
-  void SetClock(double t, long steps) override {
-    t_ = t;
-    steps_ = steps;
-  }
 
  private:
   std::deque<char> script_;
   bool step_limit_;
-  double t_ = 0.0;
-  long steps_ = 0;
   std::pair<double, long> kept_{0.0, 0};
 };
 

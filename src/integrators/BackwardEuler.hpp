@@ -18,12 +18,6 @@ class BackwardEuler : public Integrator {
   std::string Describe() const override {
     return std::string(Name()) + ", minimizer " + minimizer_->Describe();
   }
-  double time() const override { return t_; }
-  long steps() const override { return steps_; }
-  void SetClock(double t, long steps) override {
-    t_ = t;
-    steps_ = steps;
-  }
 
  protected:
   /// Collective: creates, configures and sets up the scene's minimizer.
@@ -35,8 +29,6 @@ class BackwardEuler : public Integrator {
   MPI_Comm comm_;
   const SceneConfig& scene_;
   std::unique_ptr<Minimizer> minimizer_;
-  double t_ = 0.0;
-  long steps_ = 0;
 };
 
 }  // namespace optistep

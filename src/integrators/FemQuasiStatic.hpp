@@ -39,12 +39,6 @@ class FemQuasiStatic : public Integrator {
   SolveReport TryStep(double dt) override;
   void KeepState() override;
   void RestoreKeptState() override;
-  double time() const override { return t_; }
-  long steps() const override { return steps_; }
-  void SetClock(double t, long steps) override {
-    t_ = t;
-    steps_ = steps;
-  }
 
   /// The load factor at time t: min(1, t / T) with ramp, else 1.
   double LoadScale(double t) const;
@@ -62,9 +56,7 @@ class FemQuasiStatic : public Integrator {
   Vec u_ = nullptr;
   Vec zero_ = nullptr;
   Vec x_kept_ = nullptr;
-  double t_ = 0.0;
   double t_kept_ = 0.0;
-  long steps_ = 0;
   long steps_kept_ = 0;
 };
 

@@ -58,12 +58,9 @@ class FemSemiImplicit : public Integrator {
   bool HasStepLimit() const override { return true; }
   /// sqrt(2) / max_e w_e (s), see the file comment; fixed by the rest shape.
   double MaxStep() const override { return dt_cfl_; }
-  double time() const override { return t_; }
-  long steps() const override { return steps_; }
   /// Also forgets the forces kept from the last step (a restart brings another state).
   void SetClock(double t, long steps) override {
-    t_ = t;
-    steps_ = steps;
+    Integrator::SetClock(t, steps);
     forces_current_ = false;
   }
 
@@ -94,8 +91,6 @@ class FemSemiImplicit : public Integrator {
   double beta_ = 0.0;
   double w_max_ = 0.0;
   double dt_cfl_ = 0.0;
-  double t_ = 0.0;
-  long steps_ = 0;
   /// Forces at x_ (the end of the last step: they start the next one); a function of x_
   /// alone, recomputed bit for bit when forces_current_ is false, so not checkpointed.
   Vec f_ = nullptr;

@@ -73,10 +73,14 @@ class Integrator {
   /// Collective: the largest step (s) the current state allows; +inf when there is no limit.
   virtual double MaxStep() const { return INFINITY; }
 
-  virtual double time() const = 0;   ///< s
-  virtual long steps() const = 0;    ///< accepted steps so far
+  double time() const { return t_; }   ///< s
+  long steps() const { return steps_; }  ///< accepted steps so far
   /// Sets the clock: a restart, or the controller ending a frame exactly on its boundary.
-  virtual void SetClock(double t, long steps) = 0;
+  /// Integrators that keep something derived from the state extend it (semi_implicit).
+  virtual void SetClock(double t, long steps) {
+    t_ = t;
+    steps_ = steps;
+  }
 
   /// The integrator's own stats.csv columns and, after an accepted step, their values.
   virtual std::vector<std::string> StatsColumns() const { return {}; }
@@ -86,6 +90,12 @@ class Integrator {
   virtual std::vector<std::pair<std::string, std::vector<double>>> FrameCellFields() const {
     return {};
   }
+
+ protected:
+  /// The clock every integrator keeps: the state's time (s) and the accepted steps;
+  /// TryStep advances it, KeepState/RestoreKeptState save and restore it.
+  double t_ = 0.0;
+  long steps_ = 0;
 };
 
 }  // namespace optistep

@@ -13,12 +13,6 @@ class Xpbd : public Integrator {
  public:
   const char* Name() const override { return "xpbd"; }
   std::string Method() const override { return "xpbd"; }
-  double time() const override { return t_; }
-  long steps() const override { return steps_; }
-  void SetClock(double t, long steps) override {
-    t_ = t;
-    steps_ = steps;
-  }
 
  protected:
   explicit Xpbd(const XpbdConfig& config)
@@ -31,8 +25,6 @@ class Xpbd : public Integrator {
 
   int substeps_ = 1;
   int iterations_ = 1;
-  double t_ = 0.0;
-  long steps_ = 0;
 };
 
 }  // namespace optistep
