@@ -1,9 +1,9 @@
 #pragma once
 // Scene terms that only the incremental potential (src/fem/FemIncrementalPotential) carries:
 // the `loads:` (src/fem/FemLoads), IPC's friction potential, the self-contact penalty
-// (src/fem/SelfContact) and, for integrators that keep
-// forces as functions of x alone, a time-dependent gravity. Integrators that step without
-// that potential (xpbd, semi_implicit, async's substeps) refuse them instead of ignoring them.
+// (src/fem/SelfContact) and, for integrators that keep forces as functions of x alone, a
+// time-dependent gravity. Integrators that step without that potential (xpbd on tets and
+// particles, semi_implicit, async's substeps) refuse them instead of ignoring them.
 
 #include <string>
 
