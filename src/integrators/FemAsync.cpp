@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "core/Error.hpp"
+#include "core/FiniteVector.hpp"
 #include "core/Phases.hpp"
 
 namespace optistep {
@@ -104,9 +105,7 @@ SolveReport FemAsync::TryStep(double dt) {
   // v = v_S + dt M^-1 f_I(x) = v_S + 2 (x - x_S) / dt (zero at Dirichlet rows); x = u.
   OPTISTEP_PETSC(VecAXPY(x_sub_, -1.0, u_));  // x_S - x
   OPTISTEP_PETSC(VecAXPY(v_, -2.0 / dt, x_sub_));
-  PetscReal vnorm = 0.0;
-  OPTISTEP_PETSC(VecNorm(v_, NORM_2, &vnorm));
-  if (!std::isfinite(vnorm)) {
+  if (!AllFinite(v_)) {
     rewind();
     report.converged = false;
     report.reason = "NaN in the new velocity";

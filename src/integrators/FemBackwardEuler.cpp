@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/Error.hpp"
+#include "core/FiniteVector.hpp"
 #include "core/Phases.hpp"
 
 namespace optistep {
@@ -69,9 +70,7 @@ SolveReport FemBackwardEuler::TryStep(double dt) {
   // v_{n+1} = (x_{n+1} - x_n) / dt, then friction; x_{n+1} = u.
   OPTISTEP_PETSC(VecWAXPY(guess_, -1.0, x_, u_));
   OPTISTEP_PETSC(VecScale(guess_, 1.0 / dt));
-  PetscReal vnorm = 0.0;
-  OPTISTEP_PETSC(VecNorm(guess_, NORM_2, &vnorm));
-  if (std::isnan(vnorm)) {
+  if (!AllFinite(guess_)) {
     report.converged = false;
     report.reason = "NaN in the new velocity";
     return report;

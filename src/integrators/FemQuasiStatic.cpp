@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "core/Error.hpp"
+#include "core/FiniteVector.hpp"
 #include "solvers/MinimizerFactory.hpp"
 
 namespace optistep {
@@ -79,9 +80,7 @@ SolveReport FemQuasiStatic::TryStep(double dt) {
   potential_.ApplyDirichlet(u_);
   SolveReport report = minimizer_->Minimize(potential_, u_);
   if (!report.converged) return report;
-  PetscReal norm = 0.0;
-  OPTISTEP_PETSC(VecNorm(u_, NORM_2, &norm));
-  if (std::isnan(norm)) {
+  if (!AllFinite(u_)) {
     report.converged = false;
     report.reason = "NaN in the new positions";
     return report;

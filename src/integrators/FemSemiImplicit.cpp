@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "core/Error.hpp"
+#include "core/FiniteVector.hpp"
 #include "core/GhostedVector.hpp"
 #include "core/Phases.hpp"
 #include "fem/TetElement.hpp"
@@ -245,10 +246,7 @@ SolveReport FemSemiImplicit::TryStep(double dt) {
 
   SolveReport report;
   report.linear_iterations = static_cast<int>(damping_iterations_);
-  PetscReal xnorm = 0.0, vnorm = 0.0;
-  OPTISTEP_PETSC(VecNorm(x_new_, NORM_2, &xnorm));
-  OPTISTEP_PETSC(VecNorm(v_new_, NORM_2, &vnorm));
-  if (!std::isfinite(xnorm) || !std::isfinite(vnorm)) {
+  if (!AllFinite(x_new_) || !AllFinite(v_new_)) {
     report.reason = "NaN or infinity in the new state (is dt above the CFL step?)";
     return report;
   }

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/Error.hpp"
+#include "core/FiniteVector.hpp"
 #include "core/GhostedVector.hpp"
 #include "core/Phases.hpp"
 #include "fem/TetElement.hpp"
@@ -449,10 +450,7 @@ SolveReport FemXpbd::TryStep(double dt) {
   }
   SolveReport report;
   report.iterations = substeps_ * iterations_;
-  PetscReal norms[2] = {0.0, 0.0};
-  OPTISTEP_PETSC(VecNorm(xs_, NORM_2, &norms[0]));
-  OPTISTEP_PETSC(VecNorm(vs_, NORM_2, &norms[1]));
-  if (std::isnan(norms[0]) || std::isnan(norms[1]) || std::isinf(norms[0]) || std::isinf(norms[1])) {
+  if (!AllFinite(xs_) || !AllFinite(vs_)) {
     report.reason = "NaN in the XPBD positions or velocities";
     return report;
   }
