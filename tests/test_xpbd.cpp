@@ -4,7 +4,9 @@
 //    Gauss-Seidel order does not depend on the rank count), and Dirichlet nodes exactly on
 //    their scripted targets;
 //  - free fall: v = v0 + g t and x = x0 + v0 t + g t (t + dt_s) / 2 (symplectic Euler over
-//    the substeps, the sequence backward Euler takes too) to round-off, undeformed;
+//    the substeps, the sequence backward Euler takes too) to round-off, undeformed, and the
+//    frames' per-tet force estimates lambda / dt_s^2 are the rest shape's closed form
+//    (-sqrt(3) mu V0 deviatoric, mu V0 hydrostatic);
 //  - internal constraints conserve linear momentum to round-off; angular momentum drifts by
 //    O(dt_s) (measured: halving dt_s halves it);
 //  - contacts: no node below the ground after any step, and a block sliding on the ground with
@@ -27,6 +29,7 @@
 #include "TestUtil.hpp"
 #include "app/FemSimulation.hpp"
 #include "integrators/FemXpbd.hpp"
+#include "materials/Material.hpp"
 
 namespace optistep {
 namespace {
@@ -115,6 +118,34 @@ TEST_P(FemXpbdOrder, FreeFallIsTheClosedForm) {
     }
   EXPECT_LT(worst_x, 1e-12) << "m";
   EXPECT_LT(worst_v, 1e-10) << "m/s";
+  // The frames' force estimates lambda / dt_s^2 (Macklin et al. 2019, Fig. 4) at the rest
+  // shape: rhs = -C = (-sqrt(3), mu / lambda_H) and the pair's nodal forces cancel
+  // (dC_D/dF = I / sqrt(3), dC_H/dF = I), so alpha~ dlambda = -C: lambda_D / dt_s^2 =
+  // -sqrt(3) mu V0 and lambda_H / dt_s^2 = mu V0 per tet, on every tet.
+  const auto fields = sim.integrator().FrameCellFields();
+  ASSERT_EQ(fields.size(), 2u);
+  EXPECT_EQ(fields[0].first, "force_deviatoric");
+  EXPECT_EQ(fields[1].first, "force_hydrostatic");
+  const MaterialConfig& material = scene.bodies[0].material;
+  const double mu = LameParameters::FromYoungPoisson(material.E, material.nu).mu;
+  const DistributedTetMesh& mesh = sim.model().mesh();
+  double worst_D = 0.0, worst_H = 0.0;
+  size_t k = 0;
+  for (size_t e = 0; e < mesh.tets.size(); ++e) {
+    if (!mesh.tet_counted[e]) continue;
+    const double muV0 = mu * sim.model().RestVolume(static_cast<int>(e));
+    worst_D = std::max(worst_D, std::abs(fields[0].second[k] / (-std::sqrt(3.0) * muV0) - 1.0));
+    worst_H = std::max(worst_H, std::abs(fields[1].second[k] / muV0 - 1.0));
+    ++k;
+  }
+  EXPECT_EQ(k, fields[0].second.size());
+  MPI_Allreduce(MPI_IN_PLACE, &worst_D, 1, MPI_DOUBLE, MPI_MAX, PETSC_COMM_WORLD);
+  MPI_Allreduce(MPI_IN_PLACE, &worst_H, 1, MPI_DOUBLE, MPI_MAX, PETSC_COMM_WORLD);
+  if (test::Rank() == 0)
+    std::printf("[ measured ] %s: force estimates at rest against -sqrt(3) mu V0, mu V0: %.3g, %.3g "
+                "relative\n", GetParam().c_str(), worst_D, worst_H);
+  EXPECT_LT(worst_D, 1e-8);
+  EXPECT_LT(worst_H, 1e-8);
 }
 
 /// The box of FreeBox without gravity, started with a spinning, shearing, stretching velocity
