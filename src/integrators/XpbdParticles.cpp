@@ -18,12 +18,14 @@ XpbdParticles::XpbdParticles(std::vector<Vec3> x, std::vector<double> inverse_ma
       gravity_(gravity),
       damping_beta_(damping_beta),
       n_owned_(x_.size()),
+      n_counted_(static_cast<long long>(constraints_.size())),
       color_begin_{0, constraints_.size()} {}
 
 void XpbdParticles::Distribute(std::size_t n_owned, std::vector<char> counted,
                                std::vector<std::size_t> color_begin, std::function<void(int)> halo) {
   n_owned_ = n_owned;
   counted_ = std::move(counted);
+  n_counted_ = std::count(counted_.begin(), counted_.end(), 1);
   color_begin_ = std::move(color_begin);
   halo_ = std::move(halo);
 }
@@ -45,8 +47,6 @@ void XpbdParticles::Substep(double dt_s, int iterations) {
   std::fill(lambda_.begin(), lambda_.end(), 0.0);
   const double gamma = damping_beta_ / dt_s;
   const double inv_dt2 = 1.0 / (dt_s * dt_s);
-  long long counted = 0;
-  for (size_t k = 0; k < constraints_.size(); ++k) counted += this->counted(k) ? 1 : 0;
   for (int it = 0; it < iterations; ++it) {
     for (size_t color = 0; color + 1 < color_begin_.size(); ++color) {
       for (size_t k = color_begin_[color]; k < color_begin_[color + 1]; ++k) {
@@ -68,7 +68,7 @@ void XpbdParticles::Substep(double dt_s, int iterations) {
       }
       if (halo_) halo_(static_cast<int>(color));
     }
-    projections_ += counted;
+    projections_ += n_counted_;
   }
   const double inv_dt = 1.0 / dt_s;
   for (size_t p = 0; p < n; ++p) v_[p] = (x_[p] - x_prev_[p]) * inv_dt;

@@ -95,6 +95,7 @@ class XpbdParticles {
   double dt_s_ = 1.0;
   long long projections_ = 0;
   std::size_t n_owned_ = 0;
+  long long n_counted_ = 0;
   std::vector<char> counted_;             ///< empty: all
   std::vector<std::size_t> color_begin_;  ///< {0, #constraints} unless distributed
   std::function<void(int)> halo_;
