@@ -118,6 +118,48 @@ TriangleSurface ReadOff(const std::string& path) {
   return surface;
 }
 
+// ---- OBJ ---------------------------------------------------------------------------
+
+TriangleSurface ReadObj(const std::string& path) {
+  SurfaceLineReader in(path, ReadInputFile(path, "surface"), '#');
+  TriangleSurface surface;
+  const std::string vertex = "a vertex line 'v x y z [w]'";
+  const std::string face = "a face line 'f v_1 ... v_n' (v, v/vt, v/vt/vn or v//vn) with n >= 3";
+  long long faces = 0;
+  while (in.Next()) {
+    const std::string_view key = in.Field(0);
+    if (key == "v") {
+      if (in.Size() != 4 && in.Size() != 5) in.Fail("expected " + vertex);
+      surface.vertices.push_back(in.Point(1, vertex));
+    } else if (key == "f") {
+      if (in.Size() < 4) in.Fail("expected " + face);
+      std::vector<int> corners;
+      for (std::size_t k = 1; k < in.Size(); ++k) {
+        const std::string_view field = in.Field(k);
+        long long index = 0;  // 1-based, or negative: counted back from the last vertex
+        if (!ParseInteger(field.substr(0, field.find('/')), &index))
+          in.Fail("field " + std::to_string(k + 1) + " '" + std::string(field) + "' is not " + face);
+        const long long n = static_cast<long long>(surface.vertices.size());
+        const long long zero_based = index > 0 ? index - 1 : n + index;
+        if (index == 0 || zero_based < 0 || zero_based >= n)
+          in.Fail("face " + std::to_string(faces) + " refers to vertex " + std::to_string(index) +
+                  ", expected 1.." + std::to_string(n) + " or -" + std::to_string(n) + "..-1");
+        if (std::find(corners.begin(), corners.end(), zero_based) != corners.end())
+          in.Fail("face " + std::to_string(faces) + " repeats vertex " + std::to_string(index));
+        corners.push_back(static_cast<int>(zero_based));
+      }
+      for (std::size_t k = 1; k + 1 < corners.size(); ++k)
+        surface.triangles.push_back({corners[0], corners[k], corners[k + 1]});
+      ++faces;
+    } else if (key != "vt" && key != "vn" && key != "vp" && key != "o" && key != "g" &&
+               key != "s" && key != "usemtl" && key != "mtllib" && key != "l") {
+      in.Fail("unknown OBJ statement '" + std::string(key) +
+              "' (read: v, f; skipped: vt, vn, vp, o, g, s, usemtl, mtllib, l)");
+    }
+  }
+  return surface;
+}
+
 // ---- STL ---------------------------------------------------------------------------
 
 /// Numbers STL corners, welding those with exactly equal coordinates.
@@ -227,9 +269,11 @@ TriangleSurface ReadSurfaceMesh(const std::string& path) {
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   TriangleSurface surface;
   if (extension == ".off") surface = ReadOff(path);
+  else if (extension == ".obj") surface = ReadObj(path);
   else if (extension == ".stl") surface = ReadStl(path);
   else
-    throw InputError(path + ": unknown surface file extension '" + extension + "', expected .off or .stl");
+    throw InputError(path + ": unknown surface file extension '" + extension +
+                     "', expected .off, .obj or .stl");
   if (surface.triangles.empty()) throw InputError(path + ": expected at least one triangle, found none");
   return surface;
 }

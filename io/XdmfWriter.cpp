@@ -22,6 +22,7 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr const char* kMeshTets = "tets";
+constexpr const char* kMeshTriangles = "triangles";
 constexpr const char* kPositions = "positions";
 /// ParaView's XDMF 3 reader counts Polyvertex cells from the connectivity array, so point
 /// clouds store the ids 0..n-1 explicitly.
@@ -110,12 +111,17 @@ void XdmfTimeSeries::SetTetMesh(const DistributedArray<int64_t>& tets, int64_t n
   SetCellMesh(kMeshTets, "Tetrahedron", tets, num_nodes);
 }
 
-void XdmfTimeSeries::SetPolylineMesh(const DistributedArray<int64_t>& segments, int64_t num_nodes) {
-  SetCellMesh("segments", "Polyline", segments, num_nodes);
+void XdmfTimeSeries::SetPolylineMesh(const DistributedArray<int64_t>& segments, int64_t num_nodes,
+                                     const DistributedArray<int64_t>* triangles) {
+  if (triangles && triangles->columns != 3)
+    throw std::runtime_error("XdmfTimeSeries::SetPolylineMesh: triangles need 3 node ids, got " +
+                             std::to_string(triangles->columns));
+  SetCellMesh("segments", "Polyline", segments, num_nodes, triangles);
 }
 
 void XdmfTimeSeries::SetCellMesh(const char* dataset, const char* topology,
-                                 const DistributedArray<int64_t>& cells, int64_t num_nodes) {
+                                 const DistributedArray<int64_t>& cells, int64_t num_nodes,
+                                 const DistributedArray<int64_t>* triangles) {
   const int nodes_per_cell = std::string(topology) == "Polyline" ? 2 : 4;
   if (cells.columns != nodes_per_cell || num_nodes < 0)
     throw std::runtime_error(
@@ -126,7 +132,9 @@ void XdmfTimeSeries::SetCellMesh(const char* dataset, const char* topology,
   Hdf5File mesh = Hdf5File::Create(comm_, (fs::path(directory_) / (name_ + "_mesh.h5")).string());
   mesh.WriteArray(dataset, cells);
   mesh.WriteAttribute(dataset, "num_nodes", num_nodes);
+  if (triangles) mesh.WriteArray(kMeshTriangles, *triangles);
   mesh.Close();
+  num_triangles_ = triangles ? triangles->global_rows : -1;
   num_tets_ = cells.global_rows;
   num_nodes_ = num_nodes;
   cell_dataset_ = dataset;
@@ -204,31 +212,58 @@ void XdmfTimeSeries::WriteXdmf() const {
         << "\" GridType=\"Collection\" CollectionType=\"Temporal\">\n";
     for (const auto& [frame, record] : frames_) {
       const std::string file = "frames/" + FrameStem(frame) + ".h5";
-      out << "      <Grid Name=\"" << XmlEscaped(FrameStem(frame)) << "\" GridType=\"Uniform\">\n"
+      const auto& fields = record.fields_known ? record.fields : latest_fields_;
+      // One Uniform grid over the frame's positions: its topology, and the node fields (and
+      // the cell fields, if with_cells).
+      const auto grid = [&](const std::string& indent, const std::string& name, bool with_time,
+                            bool with_cells, const auto& topology) {
+        out << indent << "<Grid Name=\"" << XmlEscaped(name) << "\" GridType=\"Uniform\">\n";
+        if (with_time) out << indent << "  <Time Value=\"" << ExactText(record.time) << "\"/>\n";
+        topology(indent + "  ");
+        out << indent << "  <Geometry GeometryType=\"XYZ\">\n";
+        WriteDataItem(out, record.num_points, 3, "Float", file + ":/" + kPositions);
+        out << indent << "  </Geometry>\n";
+        for (const FieldLayout& field : fields) {
+          if (field.cell_centered && !with_cells) continue;
+          out << indent << "  <Attribute Name=\"" << XmlEscaped(field.name) << "\" AttributeType=\""
+              << AttributeType(field.columns) << "\" Center=\""
+              << (field.cell_centered ? "Cell" : "Node") << "\">\n";
+          WriteDataItem(out, field.cell_centered ? record.num_cells : record.num_points,
+                        field.columns, "Float", file + ":/" + field.name);
+          out << indent << "  </Attribute>\n";
+        }
+        out << indent << "</Grid>\n";
+      };
+      const auto cells = [&](const std::string& indent) {
+        if (num_tets_ >= 0) {
+          out << indent << "<Topology TopologyType=\"" << cell_topology_ << "\" NumberOfElements=\""
+              << record.num_cells << "\"" << (nodes_per_cell_ == 2 ? " NodesPerElement=\"2\"" : "")
+              << ">\n";
+          WriteDataItem(out, record.num_cells, nodes_per_cell_, "Int",
+                        name_ + "_mesh.h5:/" + cell_dataset_);
+        } else {
+          out << indent << "<Topology TopologyType=\"Polyvertex\" NumberOfElements=\""
+              << record.num_points << "\" NodesPerElement=\"1\">\n";
+          WriteDataItem(out, record.num_points, 1, "Int", file + ":/" + kPointIds);
+        }
+        out << indent << "</Topology>\n";
+      };
+      if (num_triangles_ < 0) {
+        grid("      ", FrameStem(frame), true, true, cells);
+        continue;
+      }
+      // Polylines with triangle surfaces: a spatial collection of the surfaces (node fields)
+      // and the polylines (node and cell fields) over the same positions.
+      out << "      <Grid Name=\"" << XmlEscaped(FrameStem(frame))
+          << "\" GridType=\"Collection\" CollectionType=\"Spatial\">\n"
           << "        <Time Value=\"" << ExactText(record.time) << "\"/>\n";
-      if (num_tets_ >= 0) {
-        out << "        <Topology TopologyType=\"" << cell_topology_ << "\" NumberOfElements=\""
-            << record.num_cells << "\"" << (nodes_per_cell_ == 2 ? " NodesPerElement=\"2\"" : "")
-            << ">\n";
-        WriteDataItem(out, record.num_cells, nodes_per_cell_, "Int",
-                      name_ + "_mesh.h5:/" + cell_dataset_);
-      } else {
-        out << "        <Topology TopologyType=\"Polyvertex\" NumberOfElements=\""
-            << record.num_points << "\" NodesPerElement=\"1\">\n";
-        WriteDataItem(out, record.num_points, 1, "Int", file + ":/" + kPointIds);
-      }
-      out << "        </Topology>\n"
-          << "        <Geometry GeometryType=\"XYZ\">\n";
-      WriteDataItem(out, record.num_points, 3, "Float", file + ":/" + kPositions);
-      out << "        </Geometry>\n";
-      for (const FieldLayout& field : record.fields_known ? record.fields : latest_fields_) {
-        out << "        <Attribute Name=\"" << XmlEscaped(field.name) << "\" AttributeType=\""
-            << AttributeType(field.columns) << "\" Center=\""
-            << (field.cell_centered ? "Cell" : "Node") << "\">\n";
-        WriteDataItem(out, field.cell_centered ? record.num_cells : record.num_points,
-                      field.columns, "Float", file + ":/" + field.name);
-        out << "        </Attribute>\n";
-      }
+      grid("        ", "surfaces", false, false, [&](const std::string& indent) {
+        out << indent << "<Topology TopologyType=\"Triangle\" NumberOfElements=\"" << num_triangles_
+            << "\">\n";
+        WriteDataItem(out, num_triangles_, 3, "Int", name_ + "_mesh.h5:/" + kMeshTriangles);
+        out << indent << "</Topology>\n";
+      });
+      grid("        ", cell_dataset_, false, true, cells);
       out << "      </Grid>\n";
     }
     out << "    </Grid>\n"

@@ -4,7 +4,8 @@
 // Layout under <directory>:
 //   <name>.xdmf                 Temporal Collection of every frame written so far
 //   <name>_mesh.h5              "tets" (num_tets x 4, int64, 0-based node ids), if a tet mesh,
-//                               or "segments" (num_segments x 2), if polylines
+//                               or "segments" (num_segments x 2), if polylines, and with them
+//                               "triangles" (num_triangles x 3), if triangle surfaces
 //   frames/<name>_000042.h5     "positions" (num_points x 3, m), one dataset per field,
 //                               root attributes "time" (s) and "frame"; point clouds also
 //                               "point_ids" (0..num_points-1, the Polyvertex connectivity)
@@ -44,8 +45,12 @@ class XdmfTimeSeries {
   void SetTetMesh(const DistributedArray<int64_t>& tets, int64_t num_nodes);
   /// The same for polylines (chains of particles): <name>_mesh.h5 holds "segments"
   /// (num_segments x 2, 0-based node ids), shown as an XDMF Polyline topology of 2 nodes per
-  /// element; cell-centered fields are per segment.
-  void SetPolylineMesh(const DistributedArray<int64_t>& segments, int64_t num_nodes);
+  /// element; cell-centered fields are per segment. With triangles (num_triangles x 3,
+  /// 0-based node ids: cloth surfaces) <name>_mesh.h5 also holds "triangles", and each frame
+  /// is a Spatial collection of two grids over the same positions: "surfaces" (Triangle
+  /// topology, the node fields) and "segments" (the polylines, node and cell fields).
+  void SetPolylineMesh(const DistributedArray<int64_t>& segments, int64_t num_nodes,
+                       const DistributedArray<int64_t>* triangles = nullptr);
 
   /// Writes frames/<name>_<frame, 6 digits>.h5 with positions (num_points x 3) and the
   /// fields, then rank 0 rewrites <name>.xdmf atomically (<name>.xdmf.tmp, then rename).
@@ -81,12 +86,13 @@ class XdmfTimeSeries {
   std::string FrameStem(int frame) const;  ///< <name>_<frame, 6 digits>
   void WriteXdmf() const;
   void SetCellMesh(const char* dataset, const char* topology, const DistributedArray<int64_t>& cells,
-                   int64_t num_nodes);
+                   int64_t num_nodes, const DistributedArray<int64_t>* triangles = nullptr);
 
   MPI_Comm comm_;
   std::string directory_;
   std::string name_;
   int64_t num_tets_ = -1;  ///< cells of the mesh (tets or segments); -1: point cloud
+  int64_t num_triangles_ = -1;  ///< surface triangles beside the segments; -1: none
   std::string cell_dataset_ = "tets";
   std::string cell_topology_ = "Tetrahedron";
   int nodes_per_cell_ = 4;

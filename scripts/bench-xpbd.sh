@@ -10,14 +10,16 @@
 #     the carried weight. chain.csv, and chain.png (scripts/plot-xpbd-chain.py, with
 #     Debian's python3-matplotlib).
 #  2. Distance-constraint projections per second per core: a chain of 100000 particles,
-#     10 substeps x 1 iteration, 1 rank (every rank steps every particle: more ranks do not
-#     share a chain).
+#     10 substeps x 1 iteration, 1 rank.
 #  3. The elephant drop (configs/elephant_drop.yaml, FRAMES frames of 1/24 s, RANKS_ELEPHANT
 #     ranks): backward Euler (newton, PN-PCG) at the frame step against XPBD at 10, 40, 100
 #     and 400 substeps: wall time per frame, the largest volume change max |J - 1| over the
 #     tets of all frames written (h5dump of the frames' J), and for XPBD the tet-constraint
 #     projections (2 per tet and pass) per second per rank (XpbdProject phase).
-#  4. Parallel efficiency from 1 to 2 ranks: XPBD on the elephant at 400 substeps.
+#  4. Parallel efficiency from 1 to 2 ranks: XPBD on the elephant at 400 substeps; and
+#     (`particles`) on the chains and cloths, split by METIS: the 100000-particle chain of 2
+#     and configs/hanging_cloth.yaml (441 particles, 6 colors x 40 substeps of halo exchanges
+#     per frame), wall per frame on 1 and 2 ranks.
 #  5. The paper's Fig. 6: the hanging cloth (configs/hanging_cloth.yaml, k = 1e7 N/m, started
 #     horizontal so it swings down), 3 s,
 #     1 substep x 40 iterations against 40 substeps x 1 iteration per 1/60 s frame: the total
@@ -33,8 +35,8 @@
 # Usage: scripts/bench-xpbd.sh
 # Environment: BUILD_DIR (default build), MPIEXEC (default mpiexec), FRAMES (default 8),
 #   RANKS_ELEPHANT (default 2), SUBSTEPS (default "10 40 100 400"), SKIP_NEWTON (1: no
-#   backward-Euler run), PARTS (the parts to run, default "chain projections elephant
-#   efficiency cloth order"; e.g. PARTS=cloth runs the Fig. 6 study alone), ORDER_FRAMES
+#   backward-Euler run), PARTS (the parts to run, default "chain projections particles
+#   elephant efficiency cloth order"; e.g. PARTS=cloth runs the Fig. 6 study alone), ORDER_FRAMES
 #   (default 4).
 # Output: out/bench/xpbd/ (runs, chain.csv, elephant.csv, cloth.csv, xpbd.md: the tables,
 #   also on stdout).
@@ -46,7 +48,7 @@ mpiexec=${MPIEXEC:-mpiexec}
 frames=${FRAMES:-8}
 ranks_elephant=${RANKS_ELEPHANT:-2}
 substeps_list=${SUBSTEPS:-"10 40 100 400"}
-parts=" ${PARTS:-chain projections elephant efficiency cloth order} "
+parts=" ${PARTS:-chain projections particles elephant efficiency cloth order} "
 wants() { [[ $parts == *" $1 "* ]]; }
 out=$root/out/bench/xpbd
 if [[ $(id -u) -eq 0 ]]; then
@@ -127,6 +129,37 @@ optistep run configs/hanging_chain.yaml --set chains.0.count=100000 --set chains
 projections=$(column_sum "$dir/stats.csv" projections)
 wall=$(column_sum "$dir/stats.csv" wall_s)
 say "projections $projections in $wall s: $(awk -v p="$projections" -v w="$wall" 'BEGIN { printf "%.3g", p / w }') per second (target 1e7); load after: $(load)"
+fi
+
+# 4b. 1 -> 2 ranks on particle scenes (chains and cloths split by METIS).
+particle_run() {  # name ranks frames extra-args...; prints the mean wall per frame
+  local name=$1 np=$2 nframes=$3
+  shift 3
+  local dir=$out/particles_${name}_np$np
+  rm -rf "$dir"
+  "$mpiexec" -n "$np" --oversubscribe "$build/src/optistep" run "$@" --set "time.frames=$nframes" \
+    --set "output.directory=$dir" --set output.every=1000 >"$dir.txt" 2>&1 || true
+  column_mean "$dir/stats.csv" wall_s
+}
+if wants particles; then
+say ""
+say "## Parallel efficiency on particle scenes (split by METIS, colored Gauss-Seidel)"
+say "| scene | 1 rank: wall per frame (s) | 2 ranks | efficiency | load before |"
+say "|---|---|---|---|---|"
+for scene in long_chain cloth; do
+  before=$(load)
+  if [[ $scene == long_chain ]]; then
+    args=(configs/hanging_chain.yaml --set chains.0.count=100000 --set chains.0.masses=[] --set xpbd.substeps=10)
+    n=20
+  else
+    args=(configs/hanging_cloth.yaml)
+    n=60
+  fi
+  t1=$(particle_run "$scene" 1 "$n" "${args[@]}")
+  t2=$(particle_run "$scene" 2 "$n" "${args[@]}")
+  say "| $scene | $t1 | $t2 | $(awk -v a="$t1" -v b="$t2" 'BEGIN { printf "%.2f", a / (2 * b) }') | $before |"
+done
+say "load after: $(load)"
 fi
 
 # 3. The elephant drop: backward Euler at the frame step against XPBD.

@@ -350,6 +350,14 @@ const std::vector<BadInput>& Cases() {
        {"chain.yaml", "chains[0].compliance", "'-1.0e-4'"}},
       {"cloth_zero_length_edge", ClothScene("0 1 0", ""),
        "run cloth.yaml", 1, {"cloth.yaml", "cloths[0]", "flat.off", "edge 2-3", "zero length"}},
+      {"cloth_obj_face_out_of_range",
+       [](const fs::path& d) {
+         Write(d / "flat.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 1 1 0\nf 1 2 3\nf 2 5 3\n");
+         Write(d / "cloth.yaml", "discretization: particles\nintegrator: xpbd\n"
+                                 "time: {dt: 0.01, frame_rate: 50, frames: 2}\n"
+                                 "cloths:\n  - {mesh: flat.obj, mass: 0.01}\noutput: {directory: out}\n");
+       },
+       "run cloth.yaml", 1, {"flat.obj:6", "face 1 refers to vertex 5"}},
       {"xpbd_depenetration_speed_zero", {},
        "run ok.yaml --set integrator=xpbd --set xpbd.max_depenetration_speed=0", 1,
        {"ok.yaml", "xpbd.max_depenetration_speed", "'0'"}},

@@ -312,6 +312,27 @@ TEST(SurfaceMesh, OffCubeOfQuadsIsFanTriangulated) {
   ExpectUnitCube(ClosedSurface(surface, path));
 }
 
+TEST(SurfaceMesh, ObjCubeOfQuadsWithTextureAndNormalIndices) {
+  // The cube of CubeOff as OBJ: 1-based corners in the four forms, and negative indices.
+  std::string obj = "# unit cube\no cube\nmtllib cube.mtl\n";
+  for (int v = 0; v < 8; ++v)
+    obj += "v " + std::to_string(v & 1) + " " + std::to_string((v >> 1) & 1) + " " + std::to_string(v >> 2) + "\n";
+  obj += "vt 0 0\nvn 0 0 -1\ns off\n"
+         "f 1 3 4 2\nf 1/1 2/1 6/1 5/1\nf 1/1/1 5/1/1 7/1/1 3/1/1\nf 2//1 4//1 8//1 6//1\n"
+         "f -6 -2 -1 -5\nf 5 6 8 7\n";
+  const std::string path = WriteTemp("cube.OBJ", obj);
+  const TriangleSurface surface = ReadSurfaceMesh(path);
+  EXPECT_EQ(surface.vertices.size(), 8u);
+  EXPECT_EQ(surface.triangles.size(), 12u);
+  EXPECT_EQ(surface.vertices[6], Vec3(0, 1, 1));
+  EXPECT_EQ(surface.triangles[0], (std::array<int, 3>{0, 2, 3}));
+  EXPECT_EQ(surface.triangles[1], (std::array<int, 3>{0, 3, 1}));
+  EXPECT_EQ(surface.triangles[4], (std::array<int, 3>{0, 4, 6}));
+  EXPECT_EQ(surface.triangles[8], (std::array<int, 3>{2, 6, 7}));
+  EXPECT_NEAR(EnclosedVolume(surface), 1.0, 1e-15);
+  ExpectUnitCube(ClosedSurface(surface, path));
+}
+
 TEST(SurfaceMesh, AsciiAndBinaryStlCubesAreWelded) {
   const auto triangles = CubeTriangles();
   for (const auto& [name, bytes] : {std::pair{"cube_ascii.STL", AsciiStl(triangles)},
@@ -349,7 +370,12 @@ TEST(SurfaceMesh, MalformedFilesAreRefusedNamingFileAndLine) {
                 .find("bad_vertex.stl:4: field 4 'zero' is not a finite number"),
             std::string::npos);
   EXPECT_NE(error("neither.stl", "not an stl file\n").find("neither binary STL"), std::string::npos);
-  EXPECT_NE(error("mesh.obj", "v 0 0 0\n").find("unknown surface file extension '.obj'"), std::string::npos);
+  EXPECT_NE(error("mesh.ply", "ply\n").find("unknown surface file extension '.ply'"), std::string::npos);
+  EXPECT_NE(error("bad_face.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 4\n")
+                .find("bad_face.obj:4: face 0 refers to vertex 4"),
+            std::string::npos);
+  EXPECT_NE(error("curve.obj", "v 0 0 0\ncurv 0 1 1 2\n").find("curve.obj:2: unknown OBJ statement 'curv'"),
+            std::string::npos);
 }
 
 // ---- Sampling meshes ---------------------------------------------------------------

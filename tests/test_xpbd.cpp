@@ -4,7 +4,11 @@
 //    Gauss-Seidel order does not depend on the rank count), and Dirichlet nodes exactly on
 //    their scripted targets;
 //  - free fall: v = v0 + g t and x = x0 + v0 t + g t (t + dt_s) / 2 (symplectic Euler over
-//    the substeps, the sequence backward Euler takes too) to round-off, undeformed;
+//    the substeps, the sequence backward Euler takes too) to round-off, undeformed, and the
+//    frames' per-tet force estimates lambda / dt_s^2 are the rest shape's closed form
+//    (-sqrt(3) mu V0 deviatoric, mu V0 hydrostatic);
+//  - a box hanging from its top face, settled: the forces its tets' force estimates put on the
+//    held nodes add up to the weight of the free nodes (to 1e-3);
 //  - internal constraints conserve linear momentum to round-off; angular momentum drifts by
 //    O(dt_s) (measured: halving dt_s halves it);
 //  - contacts: no node below the ground after any step, and a block sliding on the ground with
@@ -26,7 +30,10 @@
 #include "TestScenes.hpp"
 #include "TestUtil.hpp"
 #include "app/FemSimulation.hpp"
+#include "core/GhostedVector.hpp"
+#include "fem/TetElement.hpp"
 #include "integrators/FemXpbd.hpp"
+#include "materials/Material.hpp"
 
 namespace optistep {
 namespace {
@@ -115,6 +122,98 @@ TEST_P(FemXpbdOrder, FreeFallIsTheClosedForm) {
     }
   EXPECT_LT(worst_x, 1e-12) << "m";
   EXPECT_LT(worst_v, 1e-10) << "m/s";
+  // The frames' force estimates lambda / dt_s^2 (Macklin et al. 2019, Fig. 4) at the rest
+  // shape: rhs = -C = (-sqrt(3), mu / lambda_H) and the pair's nodal forces cancel
+  // (dC_D/dF = I / sqrt(3), dC_H/dF = I), so alpha~ dlambda = -C: lambda_D / dt_s^2 =
+  // -sqrt(3) mu V0 and lambda_H / dt_s^2 = mu V0 per tet, on every tet.
+  const auto fields = sim.integrator().FrameCellFields();
+  ASSERT_EQ(fields.size(), 2u);
+  EXPECT_EQ(fields[0].first, "force_deviatoric");
+  EXPECT_EQ(fields[1].first, "force_hydrostatic");
+  const MaterialConfig& material = scene.bodies[0].material;
+  const double mu = LameParameters::FromYoungPoisson(material.E, material.nu).mu;
+  const DistributedTetMesh& mesh = sim.model().mesh();
+  double worst_D = 0.0, worst_H = 0.0;
+  size_t k = 0;
+  for (size_t e = 0; e < mesh.tets.size(); ++e) {
+    if (!mesh.tet_counted[e]) continue;
+    const double muV0 = mu * sim.model().RestVolume(static_cast<int>(e));
+    worst_D = std::max(worst_D, std::abs(fields[0].second[k] / (-std::sqrt(3.0) * muV0) - 1.0));
+    worst_H = std::max(worst_H, std::abs(fields[1].second[k] / muV0 - 1.0));
+    ++k;
+  }
+  EXPECT_EQ(k, fields[0].second.size());
+  MPI_Allreduce(MPI_IN_PLACE, &worst_D, 1, MPI_DOUBLE, MPI_MAX, PETSC_COMM_WORLD);
+  MPI_Allreduce(MPI_IN_PLACE, &worst_H, 1, MPI_DOUBLE, MPI_MAX, PETSC_COMM_WORLD);
+  if (test::Rank() == 0)
+    std::printf("[ measured ] %s: force estimates at rest against -sqrt(3) mu V0, mu V0: %.3g, %.3g "
+                "relative\n", GetParam().c_str(), worst_D, worst_H);
+  EXPECT_LT(worst_D, 1e-8);
+  EXPECT_LT(worst_H, 1e-8);
+}
+
+TEST(FemXpbd, ForceEstimatesOfAHangingBoxCarryItsWeight) {
+  // FreeBox hanging from its top face (y = 0.5 m, held), at rest, settled by stiffness damping
+  // (2 s). At a steady state every free node's corrections cancel its substep's gravity,
+  // sum_t lambda_t grad_a C_t / dt_s^2 = -m_a g, and since grad C sums to zero over a tet's
+  // corners the forces the tets put on the held nodes add up to the weight of the free nodes
+  // (the tet counterpart of the cloth's corners, from the frames' per-tet force estimates).
+  const SceneConfig scene = FreeBox("xpbd_hanging_box", R"(
+boundary_conditions:
+  - select: {axis: y, end: max, within: 0.01}
+damping: {stiffness_beta: 0.02}
+)");
+  SceneConfig changed = scene;
+  changed.bodies[0].initial_velocity = Vec3::Zero();
+  changed.bodies[0].material.density = 100.0;
+  changed.time.frames = 50;
+  // The pair's forces cancel each other to within the weight's order (at rest each is about
+  // mu V0 |beta| = 400 N per tet against 184 N in all), so the check below, which takes the
+  // gradients at the final positions rather than where each tet was projected, is good to
+  // O(dt_s^2 g / h) of them (1.15 N at 8 substeps, 0.089 N at 32): 32 put it under 1e-3.
+  changed.xpbd.substeps = 32;
+  FemSimulation sim(PETSC_COMM_WORLD, changed);
+  for (int f = 0; f < changed.time.frames; ++f) sim.AdvanceFrame(nullptr);
+  const auto fields = sim.integrator().FrameCellFields();
+  ASSERT_EQ(fields.size(), 2u);
+  const FemModel& model = sim.model();
+  const DistributedTetMesh& mesh = model.mesh();
+  Vec3 on_held = Vec3::Zero();
+  double free_mass = 0.0;
+  {
+    const GhostedLocalView x(sim.positions());
+    size_t k = 0;
+    for (size_t e = 0; e < mesh.tets.size(); ++e) {
+      if (!mesh.tet_counted[e]) continue;
+      const Mat3 F = DeformationGradient(TetPositions(x.data(), mesh.tets[e]), model.Beta(static_cast<int>(e)));
+      Mat3 cof;
+      cof.col(0) = F.col(1).cross(F.col(2));
+      cof.col(1) = F.col(2).cross(F.col(0));
+      cof.col(2) = F.col(0).cross(F.col(1));
+      for (int a = 0; a < 4; ++a) {
+        if (!(mesh.X[mesh.tets[e][a]][1] > 0.5 - 1e-9)) continue;  // a held node
+        const Vec3 beta = model.Beta(static_cast<int>(e)).col(a);
+        on_held += fields[0].second[k] * (F / F.norm()) * beta + fields[1].second[k] * cof * beta;
+      }
+      ++k;
+    }
+    for (PetscInt l = 0; l < mesh.n_owned; ++l)
+      if (!model.IsConstrained(static_cast<int>(l))) free_mass += model.Mass(static_cast<int>(l));
+  }
+  MPI_Allreduce(MPI_IN_PLACE, on_held.data(), 3, MPI_DOUBLE, MPI_SUM, PETSC_COMM_WORLD);
+  MPI_Allreduce(MPI_IN_PLACE, &free_mass, 1, MPI_DOUBLE, MPI_SUM, PETSC_COMM_WORLD);
+  const double weight = free_mass * 9.81;
+  const std::vector<double> v = sim.GatherVelocities();
+  double speed = 0.0;
+  for (double c : v) speed = std::max(speed, std::abs(c));
+  if (test::Rank() == 0)
+    std::printf("[ measured ] hanging box: held nodes pulled by (%.6g, %.6g, %.6g) N, weight of the "
+                "free nodes %.6g N; largest speed %.3g m/s\n", on_held[0], on_held[1], on_held[2],
+                weight, speed);
+  EXPECT_LT(speed, 1e-3) << "m/s: settled";
+  EXPECT_NEAR(-on_held[1], weight, 1e-3 * weight) << "N";
+  EXPECT_NEAR(on_held[0], 0.0, 1e-3 * weight) << "N";
+  EXPECT_NEAR(on_held[2], 0.0, 1e-3 * weight) << "N";
 }
 
 /// The box of FreeBox without gravity, started with a spinning, shearing, stretching velocity

@@ -1,9 +1,10 @@
 #pragma once
-// A whole run of a particle scene (discretization: particles): chains of point particles
-// stepped by XPBD (integrators/ChainXpbd.hpp), frames as XDMF polylines (one segment per
-// distance constraint; per segment the force estimate lambda / dt_s^2, N, and the strain
-// |x_i - x_j| / l0 - 1), stats.csv and checkpoints (app/Simulation.hpp). Every rank holds
-// and steps all particles; rank 0 writes them.
+// A whole run of a particle scene (discretization: particles): chains and cloths of point
+// particles stepped by XPBD (integrators/ChainXpbd.hpp, split over the ranks by METIS), frames
+// as XDMF polylines (one segment per distance constraint; per segment the force estimate
+// lambda / dt_s^2, N, and the strain |x_i - x_j| / l0 - 1) and, with cloths, their triangle
+// surfaces beside them (io/XdmfWriter.hpp), stats.csv and checkpoints (app/Simulation.hpp).
+// Frames and checkpoints are gathered in scene order; rank 0 writes them.
 // Checkpoint datasets: /particles/x and /particles/v (num_particles x 3; m, m/s) in scene
 // order; root attribute frame_step.
 #include "app/Simulation.hpp"
@@ -17,7 +18,7 @@ class ParticleSimulation : public Simulation {
   ParticleSimulation(MPI_Comm comm, const SceneConfig& scene);
 
   ChainXpbd& chains() { return *chains_; }
-  int64_t particle_count() const { return static_cast<int64_t>(chains_->particles().x().size()); }
+  int64_t particle_count() const { return chains_->particle_count(); }
 
  private:
   void StartFrames() override;

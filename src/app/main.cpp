@@ -56,15 +56,17 @@ void PrintSummary(MPI_Comm comm, const SceneConfig& scene, FemSimulation& sim) {
 void PrintSummary(MPI_Comm comm, const SceneConfig& scene, ParticleSimulation& sim) {
   int size = 1;
   MPI_Comm_size(comm, &size);
+  std::string owned;
+  for (std::int64_t n : sim.chains().owned_per_rank()) owned += (owned.empty() ? "" : " ") + std::to_string(n);
   PetscPrintf(comm,
-              "optistep %s: particle scene '%s' (%s) on %d rank%s (every rank steps every particle)\n"
-              "  %zu chain%s, %zu cloth%s, %lld particles\n"
+              "optistep %s: particle scene '%s' (%s) on %d rank%s\n"
+              "  %zu chain%s, %zu cloth%s, %lld particles (owned per rank: %s)\n"
               "  dt %.6g s, frame dt %.6g s, %d frames, integrator %s\n",
               OPTISTEP_VERSION, scene.name.c_str(), scene.path.c_str(), size, size == 1 ? "" : "s",
               scene.chains.size(), scene.chains.size() == 1 ? "" : "s", scene.cloths.size(),
               scene.cloths.size() == 1 ? "" : "s",
-              static_cast<long long>(sim.particle_count()), scene.time.dt, scene.time.frame_dt,
-              scene.time.frames, sim.integrator().Describe().c_str());
+              static_cast<long long>(sim.particle_count()), owned.c_str(), scene.time.dt,
+              scene.time.frame_dt, scene.time.frames, sim.integrator().Describe().c_str());
 }
 
 void PrintSummary(MPI_Comm comm, const SceneConfig& scene, MpmSimulation& sim) {

@@ -9,6 +9,7 @@
 #include "core/GhostedVector.hpp"
 #include "core/Phases.hpp"
 #include "fem/TetElement.hpp"
+#include "partition/ParticlePartition.hpp"
 
 namespace optistep {
 namespace {
@@ -93,28 +94,14 @@ void FemXpbd::ColorTets() {
   std::vector<int> color(static_cast<size_t>(mesh.n_global_tets), -1);
   int n_colors = 0;
   if (rank == 0) {
-    std::vector<std::array<long long, 4>> tet_nodes(color.size());
-    long long n_nodes = 0;
-    for (size_t k = 0; k < all.size(); k += 5) {
+    std::vector<std::int64_t> tet_nodes(4 * color.size());
+    std::int64_t n_nodes = 0;
+    for (size_t k = 0; k < all.size(); k += 5)
       for (int a = 0; a < 4; ++a) {
-        tet_nodes[all[k]][a] = all[k + 1 + a];
-        n_nodes = std::max(n_nodes, all[k + 1 + a] + 1);
+        tet_nodes[4 * all[k] + a] = all[k + 1 + a];
+        n_nodes = std::max<std::int64_t>(n_nodes, all[k + 1 + a] + 1);
       }
-    }
-    std::vector<std::vector<int>> node_colors(static_cast<size_t>(n_nodes));
-    for (size_t t = 0; t < tet_nodes.size(); ++t) {
-      int c = 0;
-      const auto taken = [&](int candidate) {
-        for (long long n : tet_nodes[t])
-          if (std::find(node_colors[n].begin(), node_colors[n].end(), candidate) != node_colors[n].end())
-            return true;
-        return false;
-      };
-      while (taken(c)) ++c;
-      color[t] = c;
-      for (long long n : tet_nodes[t]) node_colors[n].push_back(c);
-      n_colors = std::max(n_colors, c + 1);
-    }
+    color = GreedyColors(tet_nodes, 4, n_nodes, &n_colors);
   }
   MPI_Bcast(color.data(), static_cast<int>(color.size()), MPI_INT, 0, comm);
   MPI_Bcast(&n_colors, 1, MPI_INT, 0, comm);
@@ -144,6 +131,7 @@ FemXpbd::TetConstraint FemXpbd::MakeConstraint(size_t e) const {
   const double lambda_H = lame.lambda + lame.mu;
   TetConstraint tc;
   tc.nodes = mesh.tets[e];
+  tc.tet = e;
   tc.beta = model_.Beta(ie);
   tc.alpha_D = 1.0 / (lame.mu * model_.RestVolume(ie));
   tc.alpha_H = 1.0 / (lambda_H * model_.RestVolume(ie));
@@ -183,6 +171,23 @@ std::vector<std::string> FemXpbd::StatsColumns() const {
 std::vector<double> FemXpbd::StatsValues() const {
   return {static_cast<double>(substeps_), static_cast<double>(n_colors_), projections_,
           volume_change_, halo_exchanges_};
+}
+
+std::vector<std::pair<std::string, std::vector<double>>> FemXpbd::FrameCellFields() const {
+  const DistributedTetMesh& mesh = model_.mesh();
+  std::vector<double> by_tet(2 * mesh.tets.size(), 0.0);
+  if (dt_s_ > 0.0) {  // a step of this run has been taken
+    const double inv_dt2 = 1.0 / (dt_s_ * dt_s_);
+    for (size_t t = 0; t < tets_.size(); ++t)
+      for (int k = 0; k < 2; ++k) by_tet[2 * tets_[t].tet + k] = lambda_[2 * t + k] * inv_dt2;
+  }
+  std::vector<double> deviatoric, hydrostatic;
+  for (size_t e = 0; e < mesh.tets.size(); ++e) {
+    if (!mesh.tet_counted[e]) continue;
+    deviatoric.push_back(by_tet[2 * e]);
+    hydrostatic.push_back(by_tet[2 * e + 1]);
+  }
+  return {{"force_deviatoric", deviatoric}, {"force_hydrostatic", hydrostatic}};
 }
 
 void FemXpbd::KeepState() { kept_.Keep(x_, v_, t_, steps_); }
@@ -394,6 +399,7 @@ SolveReport FemXpbd::TryStep(double dt) {
   const PetscInt n_owned = mesh.n_owned;
   const double dt_s = dt / substeps_;
   const Vec3 g = model_.Gravity(t_ + dt);  // gravity_time_function at the step's end
+  dt_s_ = dt_s;
   projections_ = 0.0;
   halo_exchanges_ = 0.0;
   FindContacts(dt);

@@ -87,6 +87,15 @@ class FemXpbd : public Xpbd {
   std::vector<std::string> StatsColumns() const override;
   std::vector<double> StatsValues() const override;
 
+  /// Per counted local tet in local order (FemSimulation's frames): the force estimates
+  /// lambda / dt_s^2 of the last substep (Macklin et al. 2019, Sec. 4, Fig. 4) of the
+  /// tet's constraint pair, "force_deviatoric" (C_D = |F|_F) and "force_hydrostatic"
+  /// (C_H = det F - gamma_H), N m (C is dimensionless: lambda / dt_s^2 is the generalized
+  /// force conjugate to C, -dU/dC at convergence; over V0, a stress in Pa). At the rest
+  /// shape (free fall, rigid motion) they are -sqrt(3) mu V0 and mu V0, whose nodal forces
+  /// cancel. 0 before this run's first step. Not collective.
+  std::vector<std::pair<std::string, std::vector<double>>> FrameCellFields() const override;
+
   /// The number of tet colors (the same on every rank).
   int colors() const { return n_colors_; }
 
@@ -94,6 +103,7 @@ class FemXpbd : public Xpbd {
   /// One tet's constraint pair, in color order.
   struct TetConstraint {
     std::array<int, 4> nodes;            ///< local node indices
+    size_t tet = 0;                      ///< local tet index (mesh.tets)
     Eigen::Matrix<double, 3, 4> beta;    ///< shape-function gradients, 1/m
     double alpha_D = 0.0;                ///< compliance of C_D, 1/(Pa m^3)
     double alpha_H = 0.0;                ///< compliance of C_H, 1/(Pa m^3)
@@ -143,6 +153,7 @@ class FemXpbd : public Xpbd {
   double projections_ = 0.0;
   double volume_change_ = 0.0;
   double halo_exchanges_ = 0.0;
+  double dt_s_ = 0.0;                   ///< the last substep, s
 };
 
 }  // namespace optistep

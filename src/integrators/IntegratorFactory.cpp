@@ -44,11 +44,11 @@ std::unique_ptr<Integrator> CreateFemIntegrator(const SceneConfig& scene, FemMod
   Unavailable(scene, "FEM", {"backward_euler", "quasi_static", "xpbd", "semi_implicit", "async"});
 }
 
-std::unique_ptr<Integrator> CreateParticleIntegrator(const SceneConfig& scene) {
+std::unique_ptr<Integrator> CreateParticleIntegrator(MPI_Comm comm, const SceneConfig& scene) {
   if (scene.integrator == "xpbd") {
     // Chains and cloths: constant gravity, no incremental potential.
     RefusePotentialOnlyTerms(scene, /*time_dependent_gravity=*/false);
-    return std::make_unique<ChainXpbd>(scene);
+    return std::make_unique<ChainXpbd>(comm, scene);
   }
   Unavailable(scene, "particle", {"xpbd"});
 }

@@ -22,9 +22,9 @@ namespace optistep {
 std::unique_ptr<Integrator> CreateFemIntegrator(const SceneConfig& scene, FemModel& model, Vec x,
                                                 Vec v);
 
-/// The integrator of a particle scene's chains (only xpbd: integrators/ChainXpbd.hpp);
-/// InputError naming the scene file and the key for another name.
-std::unique_ptr<Integrator> CreateParticleIntegrator(const SceneConfig& scene);
+/// Collective on comm. The integrator of a particle scene's chains and cloths (only xpbd:
+/// integrators/ChainXpbd.hpp); InputError naming the scene file and the key for another name.
+std::unique_ptr<Integrator> CreateParticleIntegrator(MPI_Comm comm, const SceneConfig& scene);
 
 /// Collective on the domain's communicator. The MPM integrator named by scene.integrator,
 /// advancing domain's particles; InputError naming the scene file and the key for a name
