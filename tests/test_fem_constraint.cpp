@@ -232,19 +232,18 @@ collision_objects:
   MatDestroy(&H);
 }
 
-/// A stiff 0.1 m box (2^3 hexes, 1 kg) set on a constraint ground at y = 0 with gravity:
-/// after 24 steps of 1/24 s no node is below y = 0 (P puts them at y = 0 exactly), and the
-/// constraint forces sum to m g (the body is at rest: the inertia left in them is the
-/// solver's residual).
-TEST(ConstraintCollisions, BodyRestingOnTheGroundCarriesItsWeight) {
+/// A stiff 0.1 m box (2^3 hexes, 1 kg) set on a constraint ground at y = 0 with gravity,
+/// stepped by `method`: after 24 steps of 1/24 s no node is below y = 0 (P puts them at
+/// y = 0 exactly), and the constraint forces sum to m g (the body is at rest: the inertia
+/// left in them is the solver's residual).
+void ExpectRestingBoxCarriesItsWeight(const std::string& method) {
   const SceneConfig scene = BoxScene("constraint_rest", 2, 0.1, R"(time: {frame_rate: 24, frames: 24}
 gravity: [0, -9.81, 0]
 bodies:
   - {mesh: box.node, material: {E: 1.0e7, nu: 0.3, density: 1000}}
 collision_objects:
   - {type: half_space, point: [0, 0, 0], normal: [0, 1, 0], method: constraint}
-solver: {cn_epsilon: 1.0e-8}
-)");
+solver: {cn_epsilon: 1.0e-8, method: )" + method + "}\n");
   FemSimulation sim(PETSC_COMM_WORLD, scene);
   double lowest = 0.0;
   for (int s = 0; s < 24; ++s) {
@@ -254,13 +253,57 @@ solver: {cn_epsilon: 1.0e-8}
   const ContactState c = Contact(sim);
   const double weight = sim.model().TotalMass() * kGravity;
   EXPECT_NEAR(sim.model().TotalMass(), 1.0, 1e-12);
-  PetscPrintf(PETSC_COMM_WORLD, "box at rest on a constraint ground: %d active nodes, sum of lambda %.10e N, "
+  PetscPrintf(PETSC_COMM_WORLD, "box at rest on a constraint ground (%s): %d active nodes, sum of lambda %.10e N, "
               "m g %.10e N, lowest y over all steps %.3e m\n",
-              static_cast<int>(c.active), c.force, weight, lowest);
+              method.c_str(), static_cast<int>(c.active), c.force, weight, lowest);
   EXPECT_EQ(c.active, 9);  // the bottom face's nodes
   EXPECT_GE(lowest, 0.0);
   EXPECT_NEAR(c.force, weight, 1e-6 * weight);
   EXPECT_NEAR(c.force_vector[1], weight, 1e-6 * weight);
+}
+
+TEST(ConstraintCollisions, BodyRestingOnTheGroundCarriesItsWeight) { ExpectRestingBoxCarriesItsWeight("newton"); }
+
+TEST(ConstraintCollisions, BodyRestingOnTheGroundCarriesItsWeightWithLbfgs) {
+  ExpectRestingBoxCarriesItsWeight("lbfgs");
+}
+
+/// The tiny ball dropped off-centre onto a constraint sphere (radius 0.3 m, a curved
+/// object): no node inside it at any step while the ball lands, slides and falls off.
+TEST(ConstraintCollisions, BallDroppedOnASphereNeverEntersIt) {
+  const std::string dir = test::SharedTempDir("constraint_dome");
+  const SceneConfig scene = test::MakeScene(dir + "/dome.yaml", "time: {frame_rate: 24, frames: 1}\n"
+                                            "gravity: [0, -9.81, 0]\n"
+                                            "bodies:\n"
+                                            "  - mesh: " + test::SourcePath("configs/meshes/sphere.node") + "\n"
+                                            "    transform: {translate: [0.05, 0.45, 0]}\n"
+                                            "    material: {E: 1.0e5, nu: 0.3, density: 1000}\n"
+                                            "collision_objects:\n"
+                                            "  - {type: sphere, center: [0, 0, 0], radius: 0.3, method: constraint}\n");
+  FemSimulation sim(PETSC_COMM_WORLD, scene);
+  const CollisionObject& dome = sim.model().collision_objects()[0];
+  double deepest = 0.0;
+  PetscInt peak = 0;
+  for (int s = 0; s < 24; ++s) {
+    sim.AdvanceStep(nullptr);
+    const std::vector<double> x = sim.GatherPositions();
+    for (std::size_t i = 0; i < x.size(); i += 3) {
+      Vec3 n;
+      deepest = std::min(deepest, dome.SignedDistance(Vec3(x[i], x[i + 1], x[i + 2]), &n));
+    }
+    peak = std::max(peak, Contact(sim).active);
+  }
+  const std::vector<double> x = sim.GatherPositions();
+  double center_x = 0.0, center_y = 0.0;
+  for (std::size_t i = 0; i < x.size(); i += 3) {
+    center_x += x[i] / (x.size() / 3);
+    center_y += x[i + 1] / (x.size() / 3);
+  }
+  PetscPrintf(PETSC_COMM_WORLD, "ball on a constraint sphere: deepest phi %.3e m, at most %d active nodes, centre at "
+              "the end (%.3f, %.3f) m\n", deepest, static_cast<int>(peak), center_x, center_y);
+  EXPECT_GT(deepest, -1e-12);
+  EXPECT_GT(peak, 0);
+  EXPECT_GT(center_x, 0.3) << "the ball should roll or slide off the sphere";
 }
 
 /// The tiny ball (configs/meshes/sphere.node: 178 nodes, radius 0.1 m) dropped from 0.1 m
