@@ -153,8 +153,9 @@ ContactState Contact(FemSimulation& sim) {
 
 /// A 0.1 m box (3^3 hexes) pressed 1 cm into a sphere of radius 0.5 m (a curved
 /// constraint object), perturbed: the projected potential's gradient and Hessian along a
-/// direction tangent at the active nodes against central differences.
-TEST(ConstraintCollisions, ProjectedHessianMatchesFiniteDifferencesOnASphere) {
+/// direction tangent at the active nodes against central differences; with Rayleigh
+/// damping beta (s) when beta > 0 (its blocks join the projected rows).
+void ExpectProjectedHessianMatchesFiniteDifferences(double beta) {
   const SceneConfig scene = BoxScene("constraint_fd", 3, 0.1, R"(time: {dt: 0.02, frame_dt: 0.02, frames: 1}
 gravity: [0, -9.81, 0]
 bodies:
@@ -163,7 +164,7 @@ collision_objects:
   - {type: sphere, center: [0, -0.5, 0], radius: 0.5, method: constraint}
 )");
   FemSimulation sim(PETSC_COMM_WORLD, scene);
-  FemIncrementalPotential potential(sim.model(), 0.0);
+  FemIncrementalPotential potential(sim.model(), beta);
   Vec x = sim.positions(), v = sim.velocities();
   potential.BeginStep(x, v, 0.02, 0.02);
   Vec u, g, d, Hd;
@@ -220,9 +221,9 @@ collision_objects:
     OPTISTEP_PETSC(VecAYPX(Hd, -1.0, slope));
     OPTISTEP_PETSC(VecNorm(Hd, NORM_2, &error[projected]));
   }
-  PetscPrintf(PETSC_COMM_WORLD, "projected Hessian on a sphere: %d active nodes, |T dg/dh| %.6e, |H d - T dg/dh| "
-              "%.3e (the PSD part of -lambda Hess phi only: %.3e)\n",
-              static_cast<int>(active), norm, error[0], error[1]);
+  PetscPrintf(PETSC_COMM_WORLD, "projected Hessian on a sphere (beta %g s): %d active nodes, |T dg/dh| %.6e, "
+              "|H d - T dg/dh| %.3e (the PSD part of -lambda Hess phi only: %.3e)\n",
+              beta, static_cast<int>(active), norm, error[0], error[1]);
   EXPECT_LT(error[0], 1e-6 * norm);
   // On a sphere -lambda Hess phi is negative semi-definite: the PSD projection drops it,
   // and the comparison sees that (the test can fail).
@@ -230,6 +231,14 @@ collision_objects:
   for (Vec* w : {&gp, &gm, &up}) VecDestroy(w);
   for (Vec* w : {&u, &g, &d, &Hd}) VecDestroy(w);
   MatDestroy(&H);
+}
+
+TEST(ConstraintCollisions, ProjectedHessianMatchesFiniteDifferencesOnASphere) {
+  ExpectProjectedHessianMatchesFiniteDifferences(0.0);
+}
+
+TEST(ConstraintCollisions, ProjectedHessianWithDampingMatchesFiniteDifferences) {
+  ExpectProjectedHessianMatchesFiniteDifferences(0.01);
 }
 
 /// A stiff 0.1 m box (2^3 hexes, 1 kg) set on a constraint ground at y = 0 with gravity,
