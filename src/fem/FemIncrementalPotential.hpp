@@ -12,7 +12,9 @@
 // load ramp for quasi-static steps (SetInertiaAndLoadScale); Restrict keeps only some tets'
 // elastic terms and the inertia (async's coupled step). Units: J. Dirichlet nodes are held at
 // their scripted targets: their gradient rows are zero and their Hessian rows and
-// columns are m_i/dt^2 I (projected out).
+// columns are m_i/dt^2 I (projected out). With collision objects of method: constraint the
+// above is E' and the potential is E'(P(x)), P projecting nodes onto those objects (Sec.
+// 3.2; fem/ConstraintCollisions.hpp); their penalty terms are then 0.
 #include <petscmat.h>
 
 #include <memory>
