@@ -137,9 +137,12 @@ ContactState Contact(FemSimulation& sim) {
   for (PetscInt l = 0; l < sim.model().mesh().n_owned; ++l) {
     Vec3 n;
     int k = -1;
-    const double lambda = constraints->NormalForce(static_cast<int>(l), &n, &k);
-    s.force += lambda;
-    s.force_vector += lambda * n;
+    for (int which = 0; which < 3; ++which) {
+      const double lambda = constraints->NormalForce(static_cast<int>(l), which, &n, &k);
+      if (k < 0) break;
+      s.force += lambda;
+      s.force_vector += lambda * n;
+    }
     s.lowest = std::min(s.lowest, x[3 * l + 1]);
   }
   OPTISTEP_PETSC(VecRestoreArrayRead(sim.positions(), &x));
@@ -187,7 +190,7 @@ collision_objects:
     for (PetscInt l = 0; l < sim.model().mesh().n_owned; ++l) {
       Vec3 n;
       int k = -1;
-      potential.constraints()->NormalForce(static_cast<int>(l), &n, &k);
+      potential.constraints()->NormalForce(static_cast<int>(l), 0, &n, &k);
       const double phi = sphere.SignedDistance(Vec3(ua[3 * l], ua[3 * l + 1], ua[3 * l + 2]), &n);
       if (k < 0 && phi < 1e-9)
         for (int c = 0; c < 3; ++c) da[3 * l + c] = 0.0;
@@ -275,6 +278,53 @@ TEST(ConstraintCollisions, BodyRestingOnTheGroundCarriesItsWeight) { ExpectResti
 
 TEST(ConstraintCollisions, BodyRestingOnTheGroundCarriesItsWeightWithLbfgs) {
   ExpectRestingBoxCarriesItsWeight("lbfgs");
+}
+
+/// The same box in the corner of a constraint floor (y >= 0) and wall (x >= 0), gravity
+/// (-3, -9.81, 0) m/s^2 pushing it into both: the nodes of its edge along the corner are
+/// held by both objects at once, no node crosses either, and the constraint forces sum to
+/// -m g, both components.
+TEST(ConstraintCollisions, BoxInACornerIsHeldByBothObjects) {
+  const SceneConfig scene = BoxScene("constraint_corner", 2, 0.1, R"(time: {frame_rate: 24, frames: 24}
+gravity: [-3, -9.81, 0]
+bodies:
+  - {mesh: box.node, material: {E: 1.0e7, nu: 0.3, density: 1000}, transform: {translate: [0.001, 0.001, 0]}}
+collision_objects:
+  - {type: half_space, point: [0, 0, 0], normal: [0, 1, 0], method: constraint}
+  - {type: half_space, point: [0, 0, 0], normal: [1, 0, 0], method: constraint}
+solver: {cn_epsilon: 1.0e-8}
+)");
+  FemSimulation sim(PETSC_COMM_WORLD, scene);
+  Vec3 lowest(1.0, 1.0, 1.0);
+  for (int s = 0; s < 24; ++s) {
+    sim.AdvanceStep(nullptr);
+    const std::vector<double> x = sim.GatherPositions();
+    for (std::size_t i = 0; i < x.size(); i += 3)
+      for (int d = 0; d < 2; ++d) lowest[d] = std::min(lowest[d], x[i + d]);
+  }
+  const ContactState c = Contact(sim);
+  auto& integrator = dynamic_cast<FemBackwardEuler&>(sim.integrator());
+  const ConstraintCollisions* constraints = integrator.potential().constraints();
+  int doubly = 0;
+  for (PetscInt l = 0; l < sim.model().mesh().n_owned; ++l) {
+    Vec3 n;
+    int k = -1;
+    constraints->NormalForce(static_cast<int>(l), 1, &n, &k);
+    doubly += k >= 0 ? 1 : 0;
+  }
+  MPI_Allreduce(MPI_IN_PLACE, &doubly, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  const double M = sim.model().TotalMass();
+  PetscPrintf(PETSC_COMM_WORLD, "box in a constraint corner: %d active nodes, %d held by both, sum of lambda n "
+              "(%.10f, %.10f, %.3e) N against (%.10f, %.10f, 0), lowest x %.3e m, y %.3e m\n",
+              static_cast<int>(c.active), doubly, c.force_vector[0], c.force_vector[1], c.force_vector[2], 3.0 * M,
+              kGravity * M, lowest[0], lowest[1]);
+  EXPECT_EQ(c.active, 15);  // the bottom face's 9 nodes and the wall face's 9, 3 shared
+  EXPECT_EQ(doubly, 3);
+  EXPECT_GE(lowest[0], 0.0);
+  EXPECT_GE(lowest[1], 0.0);
+  EXPECT_NEAR(c.force_vector[0], 3.0 * M, 1e-6 * kGravity * M);
+  EXPECT_NEAR(c.force_vector[1], kGravity * M, 1e-6 * kGravity * M);
+  EXPECT_NEAR(c.force_vector[2], 0.0, 1e-6 * kGravity * M);
 }
 
 /// The tiny ball dropped off-centre onto a constraint sphere (radius 0.3 m, a curved

@@ -7,22 +7,33 @@
 #include "core/GhostedVector.hpp"
 
 namespace optistep {
+namespace {
+
+/// A node left off an active object's surface (or inside another) by more than this (m)
+/// after a sweep of projections is swept again: round-off of one projection is ~1e-17 m.
+constexpr double kOffSurface = 1e-13;
+constexpr int kMaxSweeps = 8;
+
+}  // namespace
 
 ConstraintCollisions::ConstraintCollisions(const FemModel& model) : model_(model) {
   const auto& objects = model_.collision_objects();
   for (std::size_t k = 0; k < objects.size(); ++k)
     if (objects[k].constraint()) objects_.push_back(static_cast<int>(k));
   const std::size_t n_owned = static_cast<std::size_t>(model_.mesh().n_owned);
-  active_.assign(n_owned, -1);
-  projected_.assign(n_owned, -1);
+  active_.assign(n_owned, Set());
+  projected_.assign(n_owned, Set());
   jacobian_.assign(n_owned, Mat3::Identity());
-  lambda_.assign(n_owned, 0.0);
+  lambda_.assign(n_owned, {0.0, 0.0, 0.0});
+  normal_.assign(n_owned, {Vec3::Zero(), Vec3::Zero(), Vec3::Zero()});
   curvature_.assign(n_owned, Mat3::Zero());
-  normal_.assign(model_.mesh().local_to_global.size(), Vec3::Zero());
-  normals_ = model_.CreateNodeVector();
+  normal_projection_.assign(model_.mesh().local_to_global.size(), Mat3::Zero());
+  for (Vec& c : columns_) c = model_.CreateNodeVector();
 }
 
-ConstraintCollisions::~ConstraintCollisions() { VecDestroy(&normals_); }
+ConstraintCollisions::~ConstraintCollisions() {
+  for (Vec& c : columns_) VecDestroy(&c);
+}
 
 bool ConstraintCollisions::Any(const FemModel& model) {
   for (const auto& c : model.collision_objects())
@@ -31,9 +42,8 @@ bool ConstraintCollisions::Any(const FemModel& model) {
 }
 
 void ConstraintCollisions::Clear() {
-  std::fill(active_.begin(), active_.end(), -1);
-  std::fill(lambda_.begin(), lambda_.end(), 0.0);
-  std::fill(normal_.begin(), normal_.end(), Vec3::Zero());
+  std::fill(active_.begin(), active_.end(), Set());
+  std::fill(normal_projection_.begin(), normal_projection_.end(), Mat3::Zero());
 }
 
 void ConstraintCollisions::Project(Vec x, Vec xp) {
@@ -42,32 +52,30 @@ void ConstraintCollisions::Project(Vec x, Vec xp) {
   PetscScalar* a = nullptr;
   OPTISTEP_PETSC(VecGetArray(xp, &a));
   for (PetscInt l = 0; l < model_.mesh().n_owned; ++l) {
-    projected_[l] = -1;
+    projected_[l] = Set();
     if (model_.IsConstrained(static_cast<int>(l))) continue;
-    const Vec3 xi(a[3 * l], a[3 * l + 1], a[3 * l + 2]);
-    // Its active object, else the one it penetrates most.
-    int chosen = active_[l];
-    double phi = 0.0;
-    Vec3 n;
-    if (chosen >= 0) {
-      phi = objects[chosen].SignedDistance(xi, &n);
-    } else {
+    Vec3 xi(a[3 * l], a[3 * l + 1], a[3 * l + 2]);
+    Mat3 J = Mat3::Identity();
+    // Active objects always, the others when penetrated; again while one is left off.
+    for (int sweep = 0; sweep < kMaxSweeps; ++sweep) {
+      bool moved = false;
       for (int k : objects_) {
-        Vec3 nk;
-        const double phik = objects[k].SignedDistance(xi, &nk);
-        if (phik < phi) {
-          phi = phik;
-          n = nk;
-          chosen = k;
-        }
+        Vec3 n;
+        const double phi = objects[k].SignedDistance(xi, &n);
+        const bool held = active_[l].Has(k) || projected_[l].Has(k);
+        if (!(phi < 0.0 || (held && (sweep == 0 || std::abs(phi) > kOffSurface)))) continue;
+        if (sweep > 0 && phi > -kOffSurface && phi < kOffSurface) continue;
+        projected_[l].Add(k);
+        // dP/dx of P(x) = x - phi(x) grad phi(x), chained.
+        J = (Mat3::Identity() - n * n.transpose() - phi * objects[k].DistanceHessian(xi)) * J;
+        xi -= phi * n;
+        moved = true;
       }
+      if (!moved || projected_[l].count <= 1) break;
     }
-    if (chosen < 0) continue;
-    projected_[l] = chosen;
-    // dP/dx of P(x) = x - phi(x) grad phi(x).
-    jacobian_[l] = Mat3::Identity() - n * n.transpose() - phi * objects[chosen].DistanceHessian(xi);
-    const Vec3 p = xi - phi * n;
-    for (int d = 0; d < 3; ++d) a[3 * l + d] = p[d];
+    if (projected_[l].count == 0) continue;
+    jacobian_[l] = J;
+    for (int d = 0; d < 3; ++d) a[3 * l + d] = xi[d];
   }
   OPTISTEP_PETSC(VecRestoreArray(xp, &a));
 }
@@ -76,7 +84,7 @@ void ConstraintCollisions::ChainRule(Vec g) const {
   PetscScalar* a = nullptr;
   OPTISTEP_PETSC(VecGetArray(g, &a));
   for (PetscInt l = 0; l < model_.mesh().n_owned; ++l) {
-    if (projected_[l] < 0) continue;
+    if (projected_[l].count == 0) continue;
     const Vec3 q(a[3 * l], a[3 * l + 1], a[3 * l + 2]);
     const Vec3 gl = jacobian_[l].transpose() * q;
     for (int d = 0; d < 3; ++d) a[3 * l + d] = gl[d];
@@ -87,57 +95,87 @@ void ConstraintCollisions::ChainRule(Vec g) const {
 void ConstraintCollisions::Register(Vec x, Vec g) {
   const auto& objects = model_.collision_objects();
   const PetscScalar* xa = nullptr;
-  PetscScalar *ga = nullptr, *na = nullptr;
+  PetscScalar* ga = nullptr;
+  PetscScalar* ca[3] = {nullptr, nullptr, nullptr};
   OPTISTEP_PETSC(VecGetArrayRead(x, &xa));
   OPTISTEP_PETSC(VecGetArray(g, &ga));
-  OPTISTEP_PETSC(VecGetArray(normals_, &na));
+  for (int c = 0; c < 3; ++c) OPTISTEP_PETSC(VecGetArray(columns_[c], &ca[c]));
   for (PetscInt l = 0; l < model_.mesh().n_owned; ++l) {
-    active_[l] = -1;
-    lambda_[l] = 0.0;
-    Vec3 n = Vec3::Zero();
+    Set& set = active_[l];
+    set = Set();
+    Mat3 Q = Mat3::Zero();
     if (!model_.IsConstrained(static_cast<int>(l))) {
       const Vec3 xi(xa[3 * l], xa[3 * l + 1], xa[3 * l + 2]);
-      int touching = projected_[l];
-      if (touching >= 0) {
-        objects[touching].SignedDistance(xi, &n);
-      } else {
-        for (int k : objects_)
-          if (objects[k].SignedDistance(xi, &n) <= 0.0) {
-            touching = k;
-            break;
-          }
+      // Touching: projected by the last Project, or on or inside an object.
+      Set touching = projected_[l];
+      for (int k : objects_) {
+        Vec3 n;
+        if (objects[k].SignedDistance(xi, &n) <= 0.0) touching.Add(k);
       }
       const Vec3 q(ga[3 * l], ga[3 * l + 1], ga[3 * l + 2]);
-      // Active: touching, and the unconstrained descent -q would push the node in.
-      if (touching >= 0 && q.dot(n) >= 0.0) {
-        active_[l] = touching;
-        lambda_[l] = q.dot(n);
-        curvature_[l] = objects[touching].DistanceHessian(xi);
-        const Vec3 t = q - lambda_[l] * n;
+      std::array<Vec3, 3> normals;
+      for (int i = 0; i < touching.count; ++i) objects[touching.object[i]].SignedDistance(xi, &normals[i]);
+      // q = sum_k lambda_k n_k (least squares) with every lambda_k >= 0: the unconstrained
+      // descent -q pushes the node into each active object. The most negative leaves first.
+      Eigen::VectorXd lambda;
+      Eigen::MatrixXd N;
+      while (touching.count > 0) {
+        N.resize(3, touching.count);
+        for (int i = 0; i < touching.count; ++i) N.col(i) = normals[i];
+        const Eigen::MatrixXd gram = N.transpose() * N;
+        lambda = touching.count == 1 ? Eigen::VectorXd::Constant(1, q.dot(normals[0]))
+                                     : Eigen::VectorXd(gram.ldlt().solve(N.transpose() * q));
+        int worst = 0;
+        lambda.minCoeff(&worst);
+        if (lambda[worst] >= 0.0) break;
+        for (int i = worst; i + 1 < touching.count; ++i) {
+          touching.object[i] = touching.object[i + 1];
+          normals[i] = normals[i + 1];
+        }
+        --touching.count;
+      }
+      if (touching.count > 0) {
+        set = touching;
+        Mat3 curvature = Mat3::Zero();
+        for (int i = 0; i < set.count; ++i) {
+          lambda_[l][i] = lambda[i];
+          normal_[l][i] = normals[i];
+          curvature -= lambda[i] * objects[set.object[i]].DistanceHessian(xi);
+        }
+        if (set.count == 1) {
+          Q = normals[0] * normals[0].transpose();
+        } else {
+          Q = N * (N.transpose() * N).ldlt().solve(N.transpose());
+          const Mat3 T = Mat3::Identity() - Q;
+          curvature = T * curvature * T;  // Hess phi_k need not lie in the common tangent space
+        }
+        curvature_[l] = curvature;
+        const Vec3 t = q - Q * q;
         for (int d = 0; d < 3; ++d) ga[3 * l + d] = t[d];
-      } else {
-        n = Vec3::Zero();
       }
     }
-    for (int d = 0; d < 3; ++d) na[3 * l + d] = n[d];
+    for (int c = 0; c < 3; ++c)
+      for (int d = 0; d < 3; ++d) ca[c][3 * l + d] = Q(d, c);
   }
-  OPTISTEP_PETSC(VecRestoreArray(normals_, &na));
+  for (int c = 0; c < 3; ++c) OPTISTEP_PETSC(VecRestoreArray(columns_[c], &ca[c]));
   OPTISTEP_PETSC(VecRestoreArray(g, &ga));
   OPTISTEP_PETSC(VecRestoreArrayRead(x, &xa));
-  // The Hessian's columns need the normals of ghost nodes too.
-  const GhostedLocalView local(normals_);
-  const PetscScalar* nl = local.data();
-  for (std::size_t l = 0; l < normal_.size(); ++l) normal_[l] = Vec3(nl[3 * l], nl[3 * l + 1], nl[3 * l + 2]);
+  // The Hessian's columns need Q of ghost nodes too.
+  for (int c = 0; c < 3; ++c) {
+    const GhostedLocalView local(columns_[c]);
+    const PetscScalar* cl = local.data();
+    for (std::size_t l = 0; l < normal_projection_.size(); ++l)
+      normal_projection_[l].col(c) = Vec3(cl[3 * l], cl[3 * l + 1], cl[3 * l + 2]);
+  }
 }
 
 void ConstraintCollisions::ProjectDirection(Vec d) const {
   PetscScalar* a = nullptr;
   OPTISTEP_PETSC(VecGetArray(d, &a));
   for (PetscInt l = 0; l < model_.mesh().n_owned; ++l) {
-    if (active_[l] < 0) continue;
-    const Vec3& n = normal_[l];
+    if (active_[l].count == 0) continue;
     const Vec3 dl(a[3 * l], a[3 * l + 1], a[3 * l + 2]);
-    const Vec3 t = dl - dl.dot(n) * n;
+    const Vec3 t = dl - normal_projection_[l] * dl;
     for (int c = 0; c < 3; ++c) a[3 * l + c] = t[c];
   }
   OPTISTEP_PETSC(VecRestoreArray(d, &a));
@@ -147,13 +185,13 @@ void ConstraintCollisions::ProjectHessian(const std::vector<PetscInt>& row_start
                                           const std::vector<PetscInt>& local_cols,
                                           const std::vector<int>& diagonal_slot, double dt,
                                           bool project_spd, std::vector<double>* values) const {
-  const auto tangent = [&](std::size_t l) { return Mat3(Mat3::Identity() - normal_[l] * normal_[l].transpose()); };
+  const auto tangent = [&](std::size_t l) { return Mat3(Mat3::Identity() - normal_projection_[l]); };
   for (PetscInt l = 0; l < model_.mesh().n_owned; ++l) {
-    const bool row_active = active_[l] >= 0;
+    const bool row_active = active_[l].count > 0;
     const Mat3 Tl = tangent(static_cast<std::size_t>(l));
     for (PetscInt s = row_start[l]; s < row_start[l + 1]; ++s) {
       const std::size_t c = static_cast<std::size_t>(local_cols[s]);
-      const bool column_active = normal_[c].squaredNorm() > 0.0;
+      const bool column_active = normal_projection_[c].squaredNorm() > 0.0;
       if (!row_active && !column_active) continue;
       Eigen::Map<Mat3> block(&(*values)[9 * static_cast<std::size_t>(s)]);
       const Mat3 projected = Tl * block * tangent(c);
@@ -161,10 +199,9 @@ void ConstraintCollisions::ProjectHessian(const std::vector<PetscInt>& row_start
     }
     if (!row_active) continue;
     Eigen::Map<Mat3> diagonal(&(*values)[9 * static_cast<std::size_t>(diagonal_slot[l])]);
-    const Vec3& n = normal_[l];
-    diagonal += model_.Mass(static_cast<int>(l)) / (dt * dt) * n * n.transpose();
-    // d^2 P/dx^2 contracted with q, on the tangent plane: -lambda Hess phi (Sec. 3.2).
-    Mat3 curvature = -lambda_[l] * curvature_[l];
+    diagonal += model_.Mass(static_cast<int>(l)) / (dt * dt) * normal_projection_[l];
+    // d^2 P/dx^2 contracted with q, on the tangent space: -sum_k lambda_k Hess phi_k (Sec. 3.2).
+    Mat3 curvature = curvature_[l];
     if (project_spd) {
       Eigen::SelfAdjointEigenSolver<Mat3> eigen(curvature);
       curvature = eigen.eigenvectors() * eigen.eigenvalues().cwiseMax(0.0).asDiagonal() *
@@ -174,15 +211,20 @@ void ConstraintCollisions::ProjectHessian(const std::vector<PetscInt>& row_start
   }
 }
 
-double ConstraintCollisions::NormalForce(int l, Vec3* normal, int* object) const {
-  *object = active_[l];
-  *normal = normal_[l];
-  return active_[l] >= 0 ? lambda_[l] : 0.0;
+double ConstraintCollisions::NormalForce(int l, int which, Vec3* normal, int* object) const {
+  if (which >= active_[l].count) {
+    *object = -1;
+    *normal = Vec3::Zero();
+    return 0.0;
+  }
+  *object = active_[l].object[which];
+  *normal = normal_[l][which];
+  return lambda_[l][which];
 }
 
 PetscInt ConstraintCollisions::ActiveCount() const {
   PetscInt count = 0;
-  for (int a : active_) count += a >= 0 ? 1 : 0;
+  for (const Set& s : active_) count += s.count > 0 ? 1 : 0;
   MPI_Allreduce(MPI_IN_PLACE, &count, 1, MPIU_INT, MPI_SUM, model_.comm());
   return count;
 }

@@ -131,18 +131,24 @@ void FemBackwardEuler::ApplyConstraintFriction(Vec x, Vec v, double dt) {
   OPTISTEP_PETSC(VecGetArray(x, &xa));
   OPTISTEP_PETSC(VecGetArray(v, &va));
   for (PetscInt l = 0; l < model_.mesh().n_owned; ++l) {
+    // Coulomb (Gast Sec. 5.1): the tangential velocity loses at most mu lambda dt / m, the
+    // friction impulse the constraint's normal impulse lambda dt allows (summed over the
+    // objects holding the node; tangential: in all their tangent planes).
+    double cap = 0.0;
     Vec3 n;
     int k = -1;
-    const double lambda = constraints.NormalForce(static_cast<int>(l), &n, &k);
-    if (k < 0 || objects[k].friction() <= 0.0 || lambda <= 0.0) continue;
-    // Coulomb (Gast Sec. 5.1): the tangential velocity loses at most mu lambda dt / m, the
-    // friction impulse the constraint's normal impulse lambda dt allows.
+    for (int which = 0; which < 3; ++which) {
+      const double lambda = constraints.NormalForce(static_cast<int>(l), which, &n, &k);
+      if (k < 0) break;
+      cap += objects[k].friction() * lambda;
+    }
+    if (cap <= 0.0) continue;
     const double m = model_.Mass(static_cast<int>(l));
     const Vec3 vi(va[3 * l], va[3 * l + 1], va[3 * l + 2]);
-    const Vec3 vt = vi - vi.dot(n) * n;
+    const Vec3 vt = vi - constraints.NormalProjection(static_cast<int>(l)) * vi;
     const double speed = vt.norm();
     if (speed <= 0.0) continue;
-    const Vec3 dv = -std::min(1.0, objects[k].friction() * lambda * dt / (m * speed)) * vt;
+    const Vec3 dv = -std::min(1.0, cap * dt / (m * speed)) * vt;
     // The position follows (x_{n+1} = x_n + dt v_{n+1}): otherwise a node that friction
     // stops has still slid by its frictionless step, and a body that should stick creeps.
     for (int d = 0; d < 3; ++d) {
