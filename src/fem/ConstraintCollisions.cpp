@@ -9,9 +9,11 @@
 namespace optistep {
 namespace {
 
-/// A node left off an active object's surface (or inside another) by more than this (m)
-/// after a sweep of projections is swept again: round-off of one projection is ~1e-17 m.
-constexpr double kOffSurface = 1e-13;
+/// A node left off an active object's surface (or inside another) by more than
+/// kOffSurface (1 m + |x|) after a sweep of projections is swept again: a few times the
+/// round-off of one projection, eps_mach |x|. Alternating projections onto surfaces that
+/// meet at an angle theta converge by cos^2 theta per sweep.
+constexpr double kOffSurface = 1e-15;
 constexpr int kMaxSweeps = 8;
 
 }  // namespace
@@ -56,6 +58,7 @@ void ConstraintCollisions::Project(Vec x, Vec xp) {
     if (model_.IsConstrained(static_cast<int>(l))) continue;
     Vec3 xi(a[3 * l], a[3 * l + 1], a[3 * l + 2]);
     Mat3 J = Mat3::Identity();
+    const double off = kOffSurface * (1.0 + xi.norm());
     // Active objects always, the others when penetrated; again while one is left off.
     for (int sweep = 0; sweep < kMaxSweeps; ++sweep) {
       bool moved = false;
@@ -63,8 +66,8 @@ void ConstraintCollisions::Project(Vec x, Vec xp) {
         Vec3 n;
         const double phi = objects[k].SignedDistance(xi, &n);
         const bool held = active_[l].Has(k) || projected_[l].Has(k);
-        if (!(phi < 0.0 || (held && (sweep == 0 || std::abs(phi) > kOffSurface)))) continue;
-        if (sweep > 0 && phi > -kOffSurface && phi < kOffSurface) continue;
+        if (!(phi < 0.0 || (held && (sweep == 0 || std::abs(phi) > off)))) continue;
+        if (sweep > 0 && phi > -off && phi < off) continue;
         projected_[l].Add(k);
         // dP/dx of P(x) = x - phi(x) grad phi(x), chained.
         J = (Mat3::Identity() - n * n.transpose() - phi * objects[k].DistanceHessian(xi)) * J;

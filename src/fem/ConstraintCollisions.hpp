@@ -18,7 +18,7 @@
 //
 // A node touching several objects (up to 3: a box's corner in the corner of a floor and a
 // wall) is projected onto each in turn, sweeping again while one is left off its surface by
-// more than 1e-13 m (exact after one sweep for orthogonal planes), dP/dx the product of the
+// more than 1e-15 (1 m + |x|) (exact after one sweep for orthogonal planes), dP/dx the product of the
 // projections' Jacobians. Its normal forces solve q = sum_k lambda_k n_k in the least-squares
 // sense, an object with lambda_k < 0 leaving the set (the most negative first); T = I - Q
 // with Q = N (N^T N)^-1 N^T the projection onto the normals' span, and the curvature term is
