@@ -335,7 +335,9 @@ const Names kSphereKeys = {"center", "radius"};
 const Names kCylinderKeys = {"center", "radius", "axis", "half_length"};
 const Names kTorusKeys = {"center", "axis", "major_radius", "minor_radius"};
 const std::vector<Names> kShapeTypeKeys = {kBoxKeys, kSphereKeys, kCylinderKeys, kTorusKeys};
-const Names kCollisionCommonKeys = {"type", "name", "stiffness", "friction", "boundary", "motion"};
+const Names kCollisionCommonKeys = {"type", "name", "stiffness", "friction", "boundary", "motion",
+                                    "method"};
+const Names kCollisionMethods = {"penalty", "constraint"};
 const std::vector<Names> kCollisionTypeKeys = {
     {"point", "normal"}, kSphereKeys, kBoxKeys, kCylinderKeys, kTorusKeys};
 
@@ -775,6 +777,10 @@ CollisionObjectConfig ParseCollisionObject(const Field& f, bool mpm) {
   m.Read("stiffness", object.stiffness, kPositive);
   m.Read("friction", object.friction, kNonNegative);
   m.Read("boundary", object.boundary, kBoundaries);
+  if (mpm && m.Has("method"))
+    m.Get("method").Error("only FEM scenes (discretization: fem) take 'method' (MPM grid nodes are "
+                          "projected at objects as 'boundary' says)");
+  m.Read("method", object.method, kCollisionMethods);
   object.motion = ParseMotion(m.Get("motion"));
   switch (object.kind) {
     case Kind::kHalfSpace:
@@ -1034,6 +1040,16 @@ SceneConfig ParseScene(const Field& root, const std::string& path) {
   const MapView self_contact(m.Get("self_contact"), {"enabled", "stiffness"});
   self_contact.Read("enabled", scene.self_contact.enabled);
   self_contact.Read("stiffness", scene.self_contact.stiffness, kPositive);
+  // Constraint collisions (fem/ConstraintCollisions.hpp) live in backward Euler's
+  // minimization, whose Hessian pattern they keep; self-contact adds nonzeros outside it.
+  for (std::size_t i = 0; i < scene.collision_objects.size(); ++i) {
+    if (scene.collision_objects[i].method != "constraint") continue;
+    const Field method = m.Get("collision_objects").Items()[i].Child("method");
+    if (scene.integrator != "backward_euler")
+      method.Error("'constraint' needs integrator: backward_euler (got '" + scene.integrator + "')");
+    if (scene.self_contact.enabled)
+      method.Error("'constraint' cannot be combined with self_contact.enabled: true (use 'penalty')");
+  }
   const MapView output(m.Get("output"), {"directory", "every", "checkpoint_every_steps",
                                          "checkpoint_every_seconds", "checkpoints_kept"});
   scene.output.directory = "out/" + scene.name;

@@ -189,6 +189,10 @@ struct CollisionObjectConfig {
   double minor_radius = 0.0;   ///< kTorus: r, m, in (0, R)
   double stiffness = 1e5;      ///< k, 1/(m s^2): energy per unit mass per m^3 penetration
   double friction = 0.0;       ///< Coulomb coefficient mu >= 0
+  /// FEM: "penalty" (the energy k m max(-phi, 0)^3, Gast et al. 2015 Sec. 5.2) or
+  /// "constraint" (phi >= 0 held by gradient projection, Sec. 3.2 and 5.1;
+  /// fem/ConstraintCollisions.hpp).
+  std::string method = "penalty";
   /// MPM grid-node projection at the object: "sticky" zeroes the node's velocity relative
   /// to the object, "slip" removes only its inward normal part. Read in FEM scenes too,
   /// and ignored there.

@@ -65,6 +65,10 @@ const std::map<std::string, std::vector<std::string>> kSmall = {
     // length given, so the shortened first slice follows the same load path (item 6).
     {"block_on_slope", {"time.frames=2", "time.dt=0.020833333333333332"}},
     {"cantilever_quasi_static", {"time.frames=2", "time.dt=0.5"}},
+    // Constraint collisions (issue 13): 5 mm above the ground, it lands in the first frame;
+    // the active set is registered afresh in every Newton iteration, nothing to save.
+    {"constraint_ball_drop",
+     {"time.frames=2", "time.dt=0.020833333333333332", "bodies.0.transform.translate=[0, 0.105, 0]"}},
     // Frames of 1/120 s, CFL 0.6 * 0.04 m / 4 m/s: 2 steps each; placed 2 cm from the wall.
     {"snowball",
      {"time.frames=2", "time.frame_rate=120", "mpm.dx=0.04", "bodies.0.shape.center=[0.38, 0.8, 0]"}},

@@ -328,6 +328,22 @@ const std::vector<BadInput>& Cases() {
       {"negative_quasi_static_tolerance",
        Scene("qs.yaml", "output:", "quasi_static: {tolerance: -1}\noutput:"), "run qs.yaml", 1,
        {"qs.yaml", "quasi_static.tolerance", "'-1'"}},
+      // Constraint collisions (issue 13): the method's name, and where it cannot act.
+      {"collision_method_unknown", {}, "run ok.yaml --set collision_objects.0.method=glue", 1,
+       {"ok.yaml", "collision_objects[0].method", "penalty, constraint", "'glue'"}},
+      {"collision_constraint_with_xpbd", {},
+       "run ok.yaml --set collision_objects.0.method=constraint --set integrator=xpbd", 1,
+       {"ok.yaml", "collision_objects[0].method", "integrator: backward_euler", "'xpbd'"}},
+      {"collision_constraint_with_self_contact", {},
+       "run ok.yaml --set collision_objects.0.method=constraint --set self_contact.enabled=true", 1,
+       {"ok.yaml", "collision_objects[0].method", "self_contact.enabled"}},
+      {"mpm_collision_method",
+       [](const fs::path& d) {
+         Write(d / "mpmmethod.yaml",
+               std::string(kDxTypo).replace(std::string(kDxTypo).find("1.0e-4"), 6, "0.05") +
+                   "collision_objects: [{type: half_space, normal: [0, 1, 0], method: constraint}]\n");
+       },
+       "run mpmmethod.yaml", 1, {"mpmmethod.yaml", "collision_objects[0].method", "only FEM scenes"}},
       // --set (exit 1).
       {"set_unknown_key", {}, "run ok.yaml --set solvr.tau=1", 1, {"ok.yaml", "solvr"}},
       {"set_out_of_range", {}, "run ok.yaml --set time.frames=-1", 1, {"ok.yaml", "time.frames", "'-1'"}},

@@ -41,6 +41,7 @@ FemIncrementalPotential::FemIncrementalPotential(FemModel& model, double damping
     friction_ = std::make_unique<FrictionPotential>(model_, model_.scene().friction.epsilon_v);
   const SelfContactConfig& contact = model_.scene().self_contact;
   if (contact.enabled) self_contact_ = std::make_unique<SelfContact>(model_, contact.stiffness);
+  if (ConstraintCollisions::Any(model_)) constraints_ = std::make_unique<ConstraintCollisions>(model_);
 }
 
 FemIncrementalPotential::~FemIncrementalPotential() {
@@ -70,8 +71,10 @@ void FemIncrementalPotential::BeginStep(Vec x_n, Vec v_n, double dt, double t_ne
     const auto local = LoadLocal(x_n_);
     AccumulateElasticHessian(local->data());
     InsertRows(stiffness_n_);
+    if (constraints_) damping_rows_ = row_values_;
   }
   if (friction_) LagFriction(x_n_);
+  if (constraints_) constraints_->Clear();
 }
 
 void FemIncrementalPotential::LagFriction(Vec x) {
@@ -113,10 +116,30 @@ void FemIncrementalPotential::Project(Vec d) const {
     if (model_.IsConstrained(static_cast<int>(l)))
       for (int c = 0; c < 3; ++c) da[3 * l + c] = 0.0;
   OPTISTEP_PETSC(VecRestoreArray(d, &da));
+  if (constraints_) constraints_->ProjectDirection(d);
+}
+
+bool FemIncrementalPotential::ProjectIterate(Vec u, Vec g, PetscReal* energy) {
+  if (!constraints_) return false;
+  constraints_->Project(u, u);
+  raw_ = true;  // u = P(u): E'(u) and its unconstrained gradient, for the active set
+  *energy = EnergyAndGradient(u, g);
+  raw_ = false;
+  constraints_->Register(u, g);
+  return true;
+}
+
+void FemIncrementalPotential::ProjectOntoConstraints(Vec x) {
+  if (constraints_) constraints_->Project(x, x);
 }
 
 PetscReal FemIncrementalPotential::Evaluate(Vec x, Vec g) {
   const DistributedTetMesh& mesh = model_.mesh();
+  const bool projected = constraints_ && !raw_;
+  if (projected) {  // E(x) = E'(P(x)) (Gast Sec. 3.2)
+    constraints_->Project(x, x_local_);
+    x = x_local_;
+  }
   const auto local = LoadLocal(x);
   const PetscScalar* xl = local->data();
   PetscScalar* ga = nullptr;
@@ -184,6 +207,7 @@ PetscReal FemIncrementalPotential::Evaluate(Vec x, Vec g) {
       if (model_.IsConstrained(static_cast<int>(l)))
         for (int d = 0; d < 3; ++d) ga[3 * l + d] = 0.0;
     OPTISTEP_PETSC(VecRestoreArray(g, &ga));
+    if (projected) constraints_->ChainRule(g);
   }
   return total;
 }
@@ -210,6 +234,7 @@ void FemIncrementalPotential::BuildRowLayout() {
         for (int b = 0; b < 4; ++b) neighbours[t[a]].push_back(t[b]);
   row_start_.assign(mesh.n_owned + 1, 0);
   row_cols_.clear();
+  row_local_cols_.clear();
   diagonal_slot_.assign(mesh.n_owned, -1);
   std::vector<std::vector<std::pair<PetscInt, int>>> row_slots(mesh.n_owned);  // (local col, slot)
   for (PetscInt l = 0; l < mesh.n_owned; ++l) {
@@ -226,6 +251,7 @@ void FemIncrementalPotential::BuildRowLayout() {
       if (c == l) diagonal_slot_[l] = slot;
       row_slots[l].emplace_back(c, slot);
       row_cols_.push_back(mesh.local_to_global[c]);
+      row_local_cols_.push_back(c);
     }
     std::sort(row_slots[l].begin(), row_slots[l].end());
     row_start_[l + 1] = static_cast<PetscInt>(row_cols_.size());
@@ -318,6 +344,11 @@ void FemIncrementalPotential::Hessian(Vec x, Mat H) {
         if (slot >= 0) Eigen::Map<Mat3>(&row_values_[9 * static_cast<size_t>(slot)]) += block;
       });
   }
+  if (constraints_) {  // T H' T on active rows and columns (Gast Sec. 3.2)
+    if (beta_ > 0.0)
+      for (std::size_t k = 0; k < row_values_.size(); ++k) row_values_[k] += beta_ / dt_ * damping_rows_[k];
+    constraints_->ProjectHessian(row_start_, row_local_cols_, diagonal_slot_, dt_, project_spd_, &row_values_);
+  }
   // Contact blocks add nonzeros outside the tets' pattern: H goes back to the tets'
   // pattern first, so that its pattern (which ILU and ICC follow) is a function of x
   // alone, as after a restart.
@@ -327,7 +358,7 @@ void FemIncrementalPotential::Hessian(Vec x, Mat H) {
     self_contact_->Update(x);
     self_contact_->AddHessian(H, project_spd_);
   }
-  if (beta_ > 0.0) {
+  if (beta_ > 0.0 && !constraints_) {
     ScopedPhase phase(kAssemblyPhase);
     OPTISTEP_PETSC(MatAXPY(H, beta_ / dt_, stiffness_n_,
                            self_contact_ ? SUBSET_NONZERO_PATTERN : SAME_NONZERO_PATTERN));

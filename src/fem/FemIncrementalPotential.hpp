@@ -12,13 +12,16 @@
 // load ramp for quasi-static steps (SetInertiaAndLoadScale); Restrict keeps only some tets'
 // elastic terms and the inertia (async's coupled step). Units: J. Dirichlet nodes are held at
 // their scripted targets: their gradient rows are zero and their Hessian rows and
-// columns are m_i/dt^2 I (projected out).
+// columns are m_i/dt^2 I (projected out). With collision objects of method: constraint the
+// above is E' and the potential is E'(P(x)), P projecting nodes onto those objects (Sec.
+// 3.2; fem/ConstraintCollisions.hpp); their penalty terms are then 0.
 #include <petscmat.h>
 
 #include <memory>
 #include <vector>
 
 #include "core/GhostedVector.hpp"
+#include "fem/ConstraintCollisions.hpp"
 #include "fem/FemLoads.hpp"
 #include "fem/FemModel.hpp"
 #include "fem/FrictionPotential.hpp"
@@ -76,8 +79,18 @@ class FemIncrementalPotential : public IncrementalPotential {
   /// tol_i = epsilon s_i |dP/dF(I)|-weighted, see the .cpp (HOT Sec. 5.2 after DOT).
   void CharacteristicNormWeights(double epsilon, Vec w) override;
   PetscInt GlobalNodeCount() const override { return model_.mesh().n_global_nodes; }
-  /// Zeroes the Dirichlet rows of d.
+  /// Zeroes the Dirichlet rows of d; with constraint collisions, also the normal part of
+  /// active nodes' rows.
   void Project(Vec d) const override;
+  /// Constraint collisions (collision objects with method: constraint; Gast et al. 2015
+  /// Sec. 3.2, fem/ConstraintCollisions.hpp): u <- P(u), the active set registered at u,
+  /// E(u) and the projected gradient into g. Collective. False (nothing done) without them.
+  bool ProjectIterate(Vec u, Vec g, PetscReal* energy) override;
+  /// Rank-local: x <- P(x) (owned values, m), a no-op without constraint collisions (the
+  /// initial guesses of a step).
+  void ProjectOntoConstraints(Vec x);
+  /// The constraint collisions, or null when no object has method: constraint.
+  const ConstraintCollisions* constraints() const { return constraints_.get(); }
   const ElementSets* Elements() const override { return &elements_; }
   /// M / dt^2 + L (LBFGS-PD, Liu et al. 2017, Sec. 4), L = sum_e V_e w_e (beta_e^T beta_e)
   /// (x) I_3, the Laplacian of the mesh weighted per tet by w_e = 2 mu + lambda (Pa, the
@@ -139,6 +152,13 @@ class FemIncrementalPotential : public IncrementalPotential {
   std::vector<int> tet_slots_;       // 16 per local tet: (row corner, column corner) -> slot
   std::vector<double> row_values_;   // 9 per slot, column-major 3x3 blocks
   std::unique_ptr<SelfContact> self_contact_;  // null unless the scene's self_contact.enabled
+  /// Constraint collisions: null unless an object has method: constraint. Then Evaluate
+  /// takes E'(P(x)) (P into x_local_), unless raw_ (ProjectIterate's pass at u = P(u)); the
+  /// Hessian's row buffers are projected, so the damping term's blocks join them there.
+  std::unique_ptr<ConstraintCollisions> constraints_;
+  bool raw_ = false;
+  std::vector<PetscInt> row_local_cols_;  // per slot: local node of its column
+  std::vector<double> damping_rows_;      // per slot: K(x_n) blocks, with constraints_ and beta > 0
 };
 
 }  // namespace optistep

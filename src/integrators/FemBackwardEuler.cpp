@@ -38,8 +38,10 @@ SolveReport FemBackwardEuler::TryStep(double dt) {
   potential_.BeginStep(x_, v_, dt, t_ + dt);
   OPTISTEP_PETSC(VecCopy(x_, u_));
   potential_.ApplyDirichlet(u_);
+  potential_.ProjectOntoConstraints(u_);  // constraint collisions: both guesses on the surface
   OPTISTEP_PETSC(VecCopy(potential_.InertialTarget(), guess_));
   potential_.ApplyDirichlet(guess_);
+  potential_.ProjectOntoConstraints(guess_);
   TakeBetterStart(potential_, u_, guess_);
   // And x_hat + dt^2 g, the exact step of a body in free fall (the start MPM takes as
   // dv = dt g): without it, a stiff body's Hessian (elastic stiffness over inertia beyond
@@ -53,6 +55,7 @@ SolveReport FemBackwardEuler::TryStep(double dt) {
       for (int d = 0; d < 3; ++d) ga[3 * l + d] += fall[d];
     OPTISTEP_PETSC(VecRestoreArray(guess_, &ga));
     potential_.ApplyDirichlet(guess_);
+    potential_.ProjectOntoConstraints(guess_);
     TakeBetterStart(potential_, u_, guess_);
   }
   SolveReport report = minimizer_->Minimize(potential_, u_);
@@ -78,6 +81,10 @@ SolveReport FemBackwardEuler::TryStep(double dt) {
   if (!potential_.HasFrictionPotential()) {
     ScopedPhase timed(kFrictionPhase);
     ApplyFriction(u_, guess_, dt);
+  }
+  if (potential_.constraints()) {
+    ScopedPhase timed(kFrictionPhase);
+    ApplyConstraintFriction(u_, guess_, dt);
   }
   OPTISTEP_PETSC(VecCopy(u_, x_));
   OPTISTEP_PETSC(VecCopy(guess_, v_));
@@ -115,6 +122,43 @@ void FemBackwardEuler::ApplyFriction(Vec x, Vec v, double dt) const {
   }
   OPTISTEP_PETSC(VecRestoreArrayRead(x, &xa));
   OPTISTEP_PETSC(VecRestoreArray(v, &va));
+}
+
+void FemBackwardEuler::ApplyConstraintFriction(Vec x, Vec v, double dt) {
+  const ConstraintCollisions& constraints = *potential_.constraints();
+  const auto& objects = model_.collision_objects();
+  PetscScalar *xa = nullptr, *va = nullptr;
+  OPTISTEP_PETSC(VecGetArray(x, &xa));
+  OPTISTEP_PETSC(VecGetArray(v, &va));
+  for (PetscInt l = 0; l < model_.mesh().n_owned; ++l) {
+    // Coulomb (Gast Sec. 5.1): the tangential velocity loses at most mu lambda dt / m, the
+    // friction impulse the constraint's normal impulse lambda dt allows (summed over the
+    // objects holding the node; tangential: in all their tangent planes).
+    double cap = 0.0;
+    Vec3 n;
+    int k = -1;
+    for (int which = 0; which < 3; ++which) {
+      const double lambda = constraints.NormalForce(static_cast<int>(l), which, &n, &k);
+      if (k < 0) break;
+      cap += objects[k].friction() * lambda;
+    }
+    if (cap <= 0.0) continue;
+    const double m = model_.Mass(static_cast<int>(l));
+    const Vec3 vi(va[3 * l], va[3 * l + 1], va[3 * l + 2]);
+    const Vec3 vt = vi - constraints.NormalProjection(static_cast<int>(l)) * vi;
+    const double speed = vt.norm();
+    if (speed <= 0.0) continue;
+    const Vec3 dv = -std::min(1.0, cap * dt / (m * speed)) * vt;
+    // The position follows (x_{n+1} = x_n + dt v_{n+1}): otherwise a node that friction
+    // stops has still slid by its frictionless step, and a body that should stick creeps.
+    for (int d = 0; d < 3; ++d) {
+      va[3 * l + d] += dv[d];
+      xa[3 * l + d] += dt * dv[d];
+    }
+  }
+  OPTISTEP_PETSC(VecRestoreArray(v, &va));
+  OPTISTEP_PETSC(VecRestoreArray(x, &xa));
+  potential_.ProjectOntoConstraints(x);  // back onto curved surfaces
 }
 
 }  // namespace optistep

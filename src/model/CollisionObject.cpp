@@ -74,6 +74,7 @@ double CollisionObject::SignedDistance(const Vec3& x, Vec3* normal) const {
 }
 
 double CollisionObject::Penalty(const Vec3& x, double mass, Vec3* gradient, Mat3* hessian) const {
+  if (constraint_) return 0.0;
   Vec3 n;
   const double phi = SignedDistance(x, &n);
   if (phi >= 0.0) return 0.0;
@@ -84,8 +85,58 @@ double CollisionObject::Penalty(const Vec3& x, double mass, Vec3* gradient, Mat3
 }
 
 double CollisionObject::NormalForce(const Vec3& x, double mass, Vec3* normal) const {
+  if (constraint_) {
+    *normal = Vec3::Zero();
+    return 0.0;
+  }
   const double phi = SignedDistance(x, normal);
   return phi < 0.0 ? 3.0 * c_.stiffness * mass * phi * phi : 0.0;
+}
+
+Mat3 CollisionObject::DistanceHessian(const Vec3& x) const {
+  using Kind = CollisionObjectConfig::Kind;
+  Vec3 n;
+  const double phi = SignedDistance(x, &n);
+  const Mat3 tangent = Mat3::Identity() - n * n.transpose();
+  // The circle of radius R about `axis` through `center`, seen from x at distance d = |q|:
+  // d(q/d)/dx = (I - n n^T)/d (I - R/rho w w^T), and n is orthogonal to w.
+  const auto circle = [&](const Vec3& center, const Vec3& axis, double R, double d) {
+    const Vec3 r = x - center;
+    const Vec3 radial = r - r.dot(axis) * axis;
+    const double rho = std::max(radial.norm(), 1e-300);
+    const Vec3 w = axis.cross(radial / rho);
+    return Mat3(tangent / d - (R / (rho * d)) * w * w.transpose());
+  };
+  switch (c_.kind) {
+    case Kind::kHalfSpace:
+      return Mat3::Zero();
+    case Kind::kSphere:
+      return tangent / std::max((x - c_.center).norm(), 1e-300);
+    case Kind::kCylinder: {
+      const Vec3 r = x - c_.center;
+      const double axial = r.dot(c_.axis);
+      const Vec3 radial = r - axial * c_.axis;
+      const double d_side = radial.norm() - c_.radius;
+      const double d_cap = std::abs(axial) - c_.half_length;
+      if (d_side > 0.0 && d_cap > 0.0)  // the rim
+        return circle(c_.center + (axial >= 0 ? c_.half_length : -c_.half_length) * c_.axis, c_.axis,
+                      c_.radius, std::max(phi, 1e-300));
+      if (d_side >= d_cap)
+        return (tangent - c_.axis * c_.axis.transpose()) / std::max(radial.norm(), 1e-300);
+      return Mat3::Zero();
+    }
+    case Kind::kTorus:
+      return circle(c_.center, c_.axis, c_.major_radius, std::max(phi + c_.minor_radius, 1e-300));
+    case Kind::kBox: {
+      const Vec3 center = 0.5 * (c_.box_min + c_.box_max);
+      const Vec3 q = (x - center).cwiseAbs() - 0.5 * (c_.box_max - c_.box_min);
+      if (!(phi > 0.0)) return Mat3::Zero();  // inside: the nearest face, flat
+      Mat3 beyond = Mat3::Zero();
+      for (int a = 0; a < 3; ++a) beyond(a, a) = q[a] > 0.0 ? 1.0 : 0.0;
+      return (beyond - n * n.transpose()) / phi;
+    }
+  }
+  return Mat3::Zero();
 }
 
 }  // namespace optistep

@@ -10,7 +10,8 @@ namespace optistep {
 /// k = stiffness in 1/(m s^2); Coulomb friction with coefficient mu acts after the solve.
 class CollisionObject {
  public:
-  explicit CollisionObject(const CollisionObjectConfig& config) : c_(config) {}
+  explicit CollisionObject(const CollisionObjectConfig& config)
+      : c_(config), constraint_(config.method == "constraint") {}
   /// Signed distance phi(x) (m) and its unit gradient n (the outward normal).
   double SignedDistance(const Vec3& x, Vec3* normal) const;
   /// Penalty energy k m max(-phi,0)^3 (J); adds its gradient (N) to *gradient and, when
@@ -20,9 +21,21 @@ class CollisionObject {
   double NormalForce(const Vec3& x, double mass, Vec3* normal) const;
   double friction() const { return c_.friction; }
   const CollisionObjectConfig& config() const { return c_; }
+  /// method: constraint (fem/ConstraintCollisions.hpp): phi >= 0 is held by gradient
+  /// projection, and Penalty and NormalForce are 0.
+  bool constraint() const { return constraint_; }
+  /// The Hessian of phi at x (1/m; symmetric, H n = 0): the curvature of the level set
+  /// through x, for the constraint method's Hessian (Gast et al. 2015 Sec. 3.2). Half
+  /// space, box faces and inside of a box, cylinder caps: 0; sphere (I - n n^T) / |x - c|;
+  /// cylinder side (I - n n^T - a a^T) / rho; torus and cylinder rim, the circle of radius
+  /// R about the axis at distance d: (I - n n^T) / d - R / (rho d) w w^T, w = a x u (u the
+  /// radial direction, rho the radial distance); box edge and corner regions outside: (sum
+  /// of the axes on which x is beyond the box - n n^T) / phi. Singular on the axis or centre.
+  Mat3 DistanceHessian(const Vec3& x) const;
 
  private:
   CollisionObjectConfig c_;
+  bool constraint_ = false;
 };
 
 }  // namespace optistep

@@ -72,6 +72,18 @@ class IncrementalPotential {
   /// constraints. Rank-local. A Newton direction from CG on the projected Hessian already
   /// satisfies this; an L-BFGS direction built from a general initializer may not.
   virtual void Project(Vec d) const = 0;
+  /// Inequality constraints by gradient projection (Gast et al. 2015 Sec. 3.2), called by
+  /// the minimizers at every iterate before its convergence test: projects u onto the
+  /// constraints, registers the active set there (which Project, Hessian and the energy's
+  /// projection use until the next call), and puts E(u) into *energy and the projected
+  /// gradient into g. Collective. Returns false, touching nothing, when the potential has
+  /// no such constraints (the default).
+  virtual bool ProjectIterate(Vec u, Vec g, PetscReal* energy) {
+    (void)u;
+    (void)g;
+    (void)energy;
+    return false;
+  }
 
   /// Collective. The rigid-motion residual of the iterate u with gradient g, relative to
   /// epsilon: for every body that no Dirichlet condition holds, the net force

@@ -145,6 +145,7 @@ SolveReport LbfgsMinimizer::Minimize(IncrementalPotential& potential, Vec u) {
   }
 
   double energy = potential.EnergyAndGradient(u, g);
+  potential.ProjectIterate(u, g, &energy);  // constraint collisions (Gast Sec. 3.2)
   Residual residual = termination_.Measure(u, g);
 
   for (;;) {
@@ -178,6 +179,7 @@ SolveReport LbfgsMinimizer::Minimize(IncrementalPotential& potential, Vec u) {
       NoDecrease(&report, residual, searched.nan);
       break;
     }
+    potential.ProjectIterate(u, g, &energy);
     // s = u_new - u_old, y = g_new - g_old; a pair with s^T y <= 0 is skipped.
     Vec s = nullptr, y = nullptr;
     OPTISTEP_PETSC(VecDuplicate(u, &s));

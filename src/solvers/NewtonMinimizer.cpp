@@ -134,6 +134,8 @@ SolveReport NewtonMinimizer::Minimize(IncrementalPotential& potential, Vec u) {
   line_search_.SetPotential(&potential);
 
   double energy = potential.EnergyAndGradient(u, g);
+  // Constraint collisions (Gast Sec. 3.2): every iterate projected, its active set registered.
+  const bool constrained = potential.ProjectIterate(u, g, &energy);
   Residual residual = termination_.Measure(u, g);
   Monitor("  newton   0  E %.10e  |g| %.3e  cn %.3e  rigid %.3e\n", energy, residual.gradient_norm,
           residual.cn, residual.rigid);
@@ -185,6 +187,8 @@ SolveReport NewtonMinimizer::Minimize(IncrementalPotential& potential, Vec u) {
       dnorm = gnorm;
     }
 
+    // The Jacobi-preconditioned CG leaves the tangent planes of active nodes by round-off.
+    if (constrained) potential.Project(d);
     // Downhill check (Gast Sec. 3.1): fall back to steepest descent.
     PetscScalar gd = 0.0;
     OPTISTEP_PETSC(VecDot(g, d, &gd));
@@ -203,6 +207,7 @@ SolveReport NewtonMinimizer::Minimize(IncrementalPotential& potential, Vec u) {
       NoDecrease(&report, residual, searched.nan);
       break;
     }
+    potential.ProjectIterate(u, g, &energy);
     residual = termination_.Measure(u, g);
     Monitor("  newton %3d  E %.10e  |g| %.3e  cn %.3e  rigid %.3e  cg %3d (%s)  alpha %.3g\n",
             report.iterations, energy, residual.gradient_norm, residual.cn, residual.rigid,
