@@ -227,7 +227,7 @@ TEST(MovingObjects, PushedBlockSameOnAllRanksAsOnOne) {
 
 /// A 0.1 m block (1 kg) resting on the ground y < 0 (mu = 0.5) that moves as `motion`.
 SceneConfig GroundScene(const std::string& tag, const std::string& motion, const Vec3& at, int frames,
-                        double dt = 0.01) {
+                        double dt = 0.01, const std::string& extra = "") {
   const std::string dir = test::SharedTempDir(tag);
   test::WriteBoxMesh(dir + "/box", 2, 2, 2, Vec3(0.1, 0.1, 0.1));
   std::ostringstream yaml;
@@ -238,7 +238,8 @@ SceneConfig GroundScene(const std::string& tag, const std::string& motion, const
        << "     transform: {translate: [" << at.x() << ", 0, " << at.z() << "]}}\n"
        << "collision_objects:\n"
        << "  - {type: half_space, normal: [0, 1, 0], stiffness: 1.0e7, friction: 0.5,\n"
-       << "     motion: [" << motion << "]}\n";
+       << "     motion: [" << motion << "]}\n"
+       << extra;
   return test::MakeScene(dir + "/scene.yaml", yaml.str());
 }
 
@@ -263,6 +264,20 @@ TEST(MovingObjects, ConveyorDragsBlockByCoulombFrictionUntilItSticks) {
     }
   }
   EXPECT_NEAR(p.x() / mass, V, 1e-3 * V) << "the block should ride the belt";
+}
+
+// The same conveyor with friction as IPC's lagged potential (friction.model: potential):
+// the sliding displacement is taken relative to the belt's, so the block, dragged at up to
+// mu g, comes to ride the belt at V (to the static creep eps_v = 1e-3 m/s).
+TEST(MovingObjects, ConveyorCarriesBlockWithFrictionPotential) {
+  const SceneConfig scene = GroundScene("moving_conveyor_ipc", "{translate: {velocity: [1, 0, 0]}}",
+                                        Vec3::Zero(), 40, 0.01, "friction: {model: potential}\n");
+  FemSimulation sim(PETSC_COMM_WORLD, scene);
+  for (int f = 0; f < scene.time.frames; ++f) sim.AdvanceFrame(nullptr);
+  Vec3 p, center;
+  double mass = 0.0;
+  MomentumAndCenter(sim, &p, &center, &mass);
+  EXPECT_NEAR(p.x() / mass, 1.0, 2e-3) << "the block should ride the belt";
 }
 
 // A turntable: the ground turns about the vertical axis through the origin at omega; a
