@@ -328,7 +328,8 @@ const Names kAxes = {"x", "y", "z"};
 const Names kEnds = {"min", "max"};
 const Names kBodySources = {"mesh", "surface", "shape"};
 const Names kShapeTypes = {"box", "sphere", "cylinder", "torus"};
-const Names kCollisionTypes = {"half_space", "sphere", "box", "cylinder", "torus"};
+const Names kCollisionTypes = {"half_space", "sphere",  "box",          "cylinder",
+                               "torus",      "bowl",    "box_with_hole"};
 // Keys of each shape and collision type.
 const Names kBoxKeys = {"min", "max"};
 const Names kSphereKeys = {"center", "radius"};
@@ -339,7 +340,9 @@ const Names kCollisionCommonKeys = {"type", "name", "stiffness", "friction", "bo
                                     "method"};
 const Names kCollisionMethods = {"penalty", "constraint"};
 const std::vector<Names> kCollisionTypeKeys = {
-    {"point", "normal"}, kSphereKeys, kBoxKeys, kCylinderKeys, kTorusKeys};
+    {"point", "normal"}, kSphereKeys, kBoxKeys, kCylinderKeys, kTorusKeys,
+    {"center", "axis", "inner_radius", "outer_radius"},
+    {"min", "max", "hole_radius", "hole_axis", "hole_center"}};
 
 constexpr double kMpmCnEpsilon = 1e-7;  // HOT (Wang et al. 2020) Sec. 7.1
 // HOT's reference code (ImplicitSolver.h, computeDescentStep) replaces the Newton direction
@@ -764,14 +767,18 @@ BoundaryConditionConfig ParseBoundaryCondition(const Field& f, std::size_t i,
   return bc;
 }
 
-CollisionObjectConfig ParseCollisionObject(const Field& f, bool mpm) {
+/// A collision object; `integrator` is the scene's (FEM objects move only with the
+/// integrators that pose them at each step's end: backward_euler, quasi_static).
+CollisionObjectConfig ParseCollisionObject(const Field& f, bool mpm, const std::string& integrator) {
   std::size_t type = 0;
   const MapView m =
       TypedMap(f, "type", kCollisionTypes, kCollisionTypeKeys, kCollisionCommonKeys, &type);
   CollisionObjectConfig object;
   object.kind = static_cast<CollisionObjectConfig::Kind>(type);
   using Kind = CollisionObjectConfig::Kind;
-  MpmOnlyKeys(mpm, m, {"motion"});
+  if (!mpm && m.Has("motion") && integrator != "backward_euler" && integrator != "quasi_static")
+    m.Get("motion").Error("FEM collision objects move only with integrator backward_euler or "
+                          "quasi_static, not '" + integrator + "'");
 
   m.Read("name", object.name);
   m.Read("stiffness", object.stiffness, kPositive);
@@ -795,6 +802,29 @@ CollisionObjectConfig ParseCollisionObject(const Field& f, bool mpm) {
     case Kind::kTorus:
       ReadRoundSolid(m, kCollisionTypes[type], /*capped=*/false, &object);
       break;
+    case Kind::kBowl:
+      m.Read("center", object.center);
+      if (m.Has("axis")) m.Get("axis").ToDirection(object.axis);
+      m.Require("outer_radius").To(object.outer_radius, kPositive);
+      m.Require("inner_radius").To(object.inner_radius, Range{0.0, object.outer_radius, true, true});
+      break;
+    case Kind::kBoxWithHole: {
+      ReadBox(m, object.box_min, object.box_max);
+      const std::size_t axis = m.Has("hole_axis") ? m.Get("hole_axis").ToChoice(kAxes) : 1;
+      object.axis = Vec3::Unit(static_cast<int>(axis));
+      object.center = 0.5 * (object.box_min + object.box_max);
+      m.Read("hole_center", object.center);
+      m.Require("hole_radius").To(object.hole_radius, kPositive);
+      for (std::size_t a = 0; a < 3; ++a)  // the hole must leave a wall on every side
+        if (a != axis && (object.center[a] - object.hole_radius <= object.box_min[a] ||
+                          object.center[a] + object.hole_radius >= object.box_max[a]))
+          m.Get("hole_radius").Error("the hole of radius " + FormatNumber(object.hole_radius) +
+                                     " about " + FormatVec(object.center) + " along " +
+                                     kAxes[axis] + " does not fit inside the box's " + kAxes[a] +
+                                     " extent [" + FormatNumber(object.box_min[a]) + ", " +
+                                     FormatNumber(object.box_max[a]) + "]");
+      break;
+    }
   }
   return object;
 }
@@ -997,7 +1027,7 @@ SceneConfig ParseScene(const Field& root, const std::string& path) {
       });
   scene.collision_objects = ParseList<CollisionObjectConfig>(
       m.Get("collision_objects"),
-      [&](const Field& item, std::size_t) { return ParseCollisionObject(item, mpm); });
+      [&](const Field& item, std::size_t) { return ParseCollisionObject(item, mpm, scene.integrator); });
   const TimeFunctions time_functions = ParseTimeFunctions(m.Get("time_functions"));
   scene.loads = ParseList<LoadConfig>(m.Get("loads"), [&](const Field& item, std::size_t i) {
     return ParseLoad(item, i, body_names, time_functions, mpm);
@@ -1049,6 +1079,14 @@ SceneConfig ParseScene(const Field& root, const std::string& path) {
       method.Error("'constraint' needs integrator: backward_euler (got '" + scene.integrator + "')");
     if (scene.self_contact.enabled)
       method.Error("'constraint' cannot be combined with self_contact.enabled: true (use 'penalty')");
+    // The projection's friction and curvature (CollisionObject::DistanceHessian) are those
+    // of a static object, and the bowl's and the holed box's curvature is not written.
+    if (!scene.collision_objects[i].motion.empty())
+      method.Error("'constraint' needs a static object: this one has 'motion' (use 'penalty')");
+    using Kind = CollisionObjectConfig::Kind;
+    const Kind kind = scene.collision_objects[i].kind;
+    if (kind == Kind::kBowl || kind == Kind::kBoxWithHole)
+      method.Error("'constraint' is not available for type bowl or box_with_hole (use 'penalty')");
   }
   const MapView output(m.Get("output"), {"directory", "every", "checkpoint_every_steps",
                                          "checkpoint_every_seconds", "checkpoints_kept"});

@@ -169,24 +169,32 @@ struct BoundaryConditionConfig {
 
 /// Analytic collision object, handled as a penalty energy k * m_i * max(-phi, 0)^3
 /// per node (Gast et al. 2015 Sec. 5.2) with Coulomb friction applied after the solve.
-/// phi is the signed distance, negative inside the obstacle. motion is MPM only (an
-/// InputError in FEM scenes, whose obstacles stay put).
+/// phi is the signed distance, negative inside the obstacle. motion moves MPM objects and,
+/// in FEM scenes, those of the backward_euler and quasi_static integrators (posed at each
+/// step's end t_{n+1}; an InputError with the other FEM integrators).
+/// kBowl: a hemispherical shell inner_radius <= |x - center| <= outer_radius on the side
+/// (x - center) . axis <= 0, open toward +axis (bodies live in its cavity).
+/// kBoxWithHole: the box [min, max] minus the infinite cylinder of radius hole_radius
+/// about the line through center along the coordinate axis `axis` (the hole goes through).
 struct CollisionObjectConfig {
-  enum class Kind { kHalfSpace, kSphere, kBox, kCylinder, kTorus };
+  enum class Kind { kHalfSpace, kSphere, kBox, kCylinder, kTorus, kBowl, kBoxWithHole };
   Kind kind = Kind::kHalfSpace;
   std::string name;
   Vec3 point = Vec3::Zero();   ///< kHalfSpace: a point on the plane
   Vec3 normal = Vec3::UnitY(); ///< kHalfSpace: outward normal (normalized on read)
-  Vec3 center = Vec3::Zero();  ///< kSphere, kCylinder, kTorus (a point on the axis)
+  Vec3 center = Vec3::Zero();  ///< kSphere, kCylinder, kTorus, kBowl; kBoxWithHole: on the hole's axis
   double radius = 0.0;         ///< kSphere, kCylinder, m, > 0
   Vec3 box_min = Vec3::Zero(); ///< kBox
   Vec3 box_max = Vec3::Zero(); ///< kBox
-  Vec3 axis = Vec3::UnitY();   ///< kCylinder, kTorus (normalized on read)
+  Vec3 axis = Vec3::UnitY();   ///< kCylinder, kTorus, kBowl, kBoxWithHole (normalized on read)
   /// kCylinder: capped at |axial offset from center| < half_length (m, > 0); infinite
   /// (uncapped) by default.
   double half_length = std::numeric_limits<double>::infinity();
   double major_radius = 0.0;   ///< kTorus: R, m, > 0
   double minor_radius = 0.0;   ///< kTorus: r, m, in (0, R)
+  double inner_radius = 0.0;   ///< kBowl: m, in (0, outer_radius)
+  double outer_radius = 0.0;   ///< kBowl: m, > 0
+  double hole_radius = 0.0;    ///< kBoxWithHole: m, > 0, the hole inside the box's section
   double stiffness = 1e5;      ///< k, 1/(m s^2): energy per unit mass per m^3 penetration
   double friction = 0.0;       ///< Coulomb coefficient mu >= 0
   /// FEM: "penalty" (the energy k m max(-phi, 0)^3, Gast et al. 2015 Sec. 5.2) or
@@ -197,8 +205,8 @@ struct CollisionObjectConfig {
   /// to the object, "slip" removes only its inward normal part. Read in FEM scenes too,
   /// and ignored there.
   std::string boundary = "sticky";
-  /// Scripted rigid motion of the object (MPM only), same segments as a boundary
-  /// condition's; empty: the object stays put.
+  /// Scripted rigid motion of the object, same segments as a boundary condition's;
+  /// empty: the object stays put.
   std::vector<MotionSegmentConfig> motion;
 };
 

@@ -482,7 +482,7 @@ TEST_F(SceneConfigTest, BadInputsNameFileAndKey) {
       {"unknown collision type",
        time + body + "collision_objects: [{type: cone}]\n",
        {"collision_objects[0].type: expected one of half_space, sphere, box, cylinder, torus, "
-        "got 'cone'"}},
+        "bowl, box_with_hole, got 'cone'"}},
       {"kappa = 1",
        time + body + "solver: {kappa: 1}\n",
        {"solver.kappa: expected a number in (0, 1), got '1'"}},
@@ -761,10 +761,11 @@ TEST_F(SceneConfigTest, BadMpmInputsNameFileAndKey) {
        time + "bodies: [{mesh: m.msh, material: {E: 1, nu: 0, density: 1, "
               "plasticity: {model: snow}}}]\n",
        {"bodies[0].material.plasticity" + only_mpm + "'plasticity'"}},
-      {"collision motion in a FEM scene",
-       fem + "collision_objects: [{type: sphere, radius: 1, "
+      {"collision motion with a FEM integrator that does not pose objects",
+       fem + "integrator: semi_implicit\ncollision_objects: [{type: sphere, radius: 1, "
              "motion: [{translate: {velocity: [1, 0, 0]}}]}]\n",
-       {"collision_objects[0].motion" + only_mpm + "'motion'"}},
+       {"collision_objects[0].motion: FEM collision objects move only with integrator "
+        "backward_euler or quasi_static, not 'semi_implicit'"}},
       {"unknown boundary value", mpm + "collision_objects: [{type: sphere, radius: 1, "
                                        "boundary: sliding}]\n",
        {"collision_objects[0].boundary: expected one of sticky, slip, got 'sliding'"}},

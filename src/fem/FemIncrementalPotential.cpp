@@ -64,6 +64,7 @@ void FemIncrementalPotential::BeginStep(Vec x_n, Vec v_n, double dt, double t_ne
   t_next_ = t_next;
   gravity_ = model_.Gravity(t_next);
   loads_.SetTime(t_next);
+  model_.SetCollisionTime(t_next);  // penalties against the objects at t_{n+1}
   OPTISTEP_PETSC(VecCopy(x_n, x_n_));
   OPTISTEP_PETSC(VecWAXPY(x_hat_, dt, v_n, x_n));
   if (beta_ > 0.0) {

@@ -52,6 +52,10 @@ class FemModel {
   PetscInt ConstrainedCount() const { return n_constrained_global_; }
 
   const std::vector<CollisionObject>& collision_objects() const { return collision_objects_; }
+  /// Rank-local. Poses the moving collision objects at time t (s) (CollisionObject::SetTime).
+  void SetCollisionTime(double t) {
+    for (auto& c : collision_objects_) c.SetTime(t);
+  }
   const Vec3& gravity() const { return scene_.gravity; }
   /// Gravity (m/s^2) at time t (s): the scene's gravity times its gravity_time_function.
   Vec3 Gravity(double t) const { return gravity_tau_.IsUnit() ? scene_.gravity : gravity_tau_(t) * scene_.gravity; }

@@ -21,7 +21,7 @@ void FrictionPotential::Lag(const PetscScalar* x_lag, const PetscScalar* x_n, do
         if (c.friction() <= 0.0) continue;
         Vec3 n;
         const double lambda = c.NormalForce(x, model_.Mass(static_cast<int>(l)), &n);
-        if (lambda > 0.0) contacts_.push_back({c.friction() * lambda, n});
+        if (lambda > 0.0) contacts_.push_back({c.friction() * lambda, n, dt * c.Velocity(x)});
       }
     }
     contact_start_[l + 1] = static_cast<int>(contacts_.size());
@@ -34,8 +34,9 @@ double FrictionPotential::NodeTerm(int l, const Vec3& x_l, Vec3* gradient, Mat3*
   for (int k = contact_start_[l]; k < contact_start_[l + 1]; ++k) {
     const Contact& c = contacts_[k];
     const Mat3 T = Mat3::Identity() - c.normal * c.normal.transpose();
-    // u_T = T (x - x_n), the tangential displacement over the step.
-    energy += SmoothedFriction(c.mu_lambda, T * dx, T, eps_h_, gradient, hessian);
+    // u_T = T (x - x_n - d_obj), the tangential displacement over the step relative to
+    // the object's.
+    energy += SmoothedFriction(c.mu_lambda, T * (dx - c.object_shift), T, eps_h_, gradient, hessian);
   }
   return energy;
 }

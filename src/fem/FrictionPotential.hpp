@@ -10,8 +10,8 @@
 //   f_0(y) = -y^3 / (3 eps_v^2 h^2) + y^2 / (eps_v h) + eps_v h / 3   for y < eps_v h,
 //   f_0(y) = y                                                         otherwise.
 // Its minimization gives stick (|u_T| / h below eps_v, the static regime) and slip (a
-// tangential force mu lambda opposing u_T). The collision objects are static (FEM), so the
-// relative displacement over the step is x_i - x_n,i.
+// tangential force mu lambda opposing u_T). For a moving object, u_T is relative to the
+// object: T (x_i - x_n,i - dt v_c), v_c its velocity at the lagged position at t_{n+1}.
 #include <petscvec.h>
 
 #include <vector>
@@ -46,6 +46,7 @@ class FrictionPotential {
   struct Contact {
     double mu_lambda;  ///< mu lambda (N)
     Vec3 normal;       ///< lagged outward normal
+    Vec3 object_shift; ///< dt times the object's velocity at the lagged position (m)
   };
   const FemModel& model_;
   double epsilon_v_;

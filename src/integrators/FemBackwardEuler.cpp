@@ -111,8 +111,10 @@ void FemBackwardEuler::ApplyFriction(Vec x, Vec v, double dt) const {
       Vec3 n;
       const double fn = c.NormalForce(xi, m, &n);
       if (fn <= 0.0) continue;
-      // Coulomb: the tangential velocity loses at most mu |f_n| dt / m (Gast Sec. 5.2).
-      const Vec3 vt = vi - vi.dot(n) * n;
+      // Coulomb: the tangential velocity relative to the object's material point (posed
+      // at t_{n+1}) loses at most mu |f_n| dt / m (Gast Sec. 5.2).
+      const Vec3 vr = vi - c.Velocity(xi);
+      const Vec3 vt = vr - vr.dot(n) * n;
       const double speed = vt.norm();
       if (speed <= 0.0) continue;
       const double scale = std::max(0.0, 1.0 - c.friction() * fn * dt / (m * speed));

@@ -2,18 +2,33 @@
 // Analytic collision objects as penalty energies (Gast et al. 2015 Sec. 5.2).
 #include "core/Types.hpp"
 #include "io/SceneConfig.hpp"
+#include "model/ScriptedMotion.hpp"
 
 namespace optistep {
 
-/// A static analytic obstacle. phi(x) is the signed distance (m), negative inside.
-/// Per node of mass m (kg), the penalty energy is k m max(-phi, 0)^3 (J), with
-/// k = stiffness in 1/(m s^2); Coulomb friction with coefficient mu acts after the solve.
+/// An analytic obstacle, static or moving rigidly along its scripted `motion` (x = R(t) X
+/// + o(t), X in the object's own frame, the configured shape at t = 0). phi(x) is the
+/// signed distance (m), negative inside. Per node of mass m (kg), the penalty energy is
+/// k m max(-phi, 0)^3 (J), with k = stiffness in 1/(m s^2); Coulomb friction with
+/// coefficient mu acts after the solve.
 class CollisionObject {
  public:
-  explicit CollisionObject(const CollisionObjectConfig& config)
-      : c_(config), constraint_(config.method == "constraint") {}
-  /// Signed distance phi(x) (m) and its unit gradient n (the outward normal).
+  /// A rotation segment without a center turns about the object's own center (the
+  /// sphere's, cylinder's, torus' or bowl's center, the box's middle, the half-space's point).
+  explicit CollisionObject(const CollisionObjectConfig& config);
+  /// Signed distance phi(x) (m) and its unit gradient n (the outward normal), with the
+  /// object at the time of the last SetTime (t = 0 before any).
   double SignedDistance(const Vec3& x, Vec3* normal) const;
+  /// Poses a moving object at time t (s): SignedDistance, Penalty, NormalForce and
+  /// Velocity then use it (FEM: the step's end t_{n+1}, backward Euler). Rank-local.
+  void SetTime(double t);
+  /// Signed distance (m) and outward normal at x with the object at time t (s); stateless.
+  double SignedDistanceAt(const Vec3& x, double t, Vec3* normal) const;
+  /// Velocity (m/s) of the object's material point at x, at time t (s); zero when static.
+  Vec3 VelocityAt(const Vec3& x, double t) const;
+  /// Velocity (m/s) of the object's material point at x at the time of the last SetTime.
+  Vec3 Velocity(const Vec3& x) const { return VelocityAt(x, t_); }
+  bool moving() const { return !motion_.segments().empty(); }
   /// Penalty energy k m max(-phi,0)^3 (J); adds its gradient (N) to *gradient and, when
   /// hessian is non-null, the Gauss-Newton (PSD) Hessian 6 k m (-phi) n n^T (N/m).
   double Penalty(const Vec3& x, double mass, Vec3* gradient, Mat3* hessian) const;
@@ -34,8 +49,17 @@ class CollisionObject {
   Mat3 DistanceHessian(const Vec3& x) const;
 
  private:
+  /// Signed distance and outward normal of the configured (t = 0) shape.
+  double RestSignedDistance(const Vec3& x, Vec3* normal) const;
+  /// The rigid map of the object frame at time t: x = R X + o.
+  void Frame(double t, Mat3* R, Vec3* o) const;
+
   CollisionObjectConfig c_;
   bool constraint_ = false;
+  ScriptedMotion motion_;
+  double t_ = 0.0;                   ///< time of the pose (SetTime)
+  Mat3 R_ = Mat3::Identity();        ///< pose at t_
+  Vec3 o_ = Vec3::Zero();
 };
 
 }  // namespace optistep
