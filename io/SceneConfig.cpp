@@ -1031,9 +1031,12 @@ SceneConfig ParseScene(const Field& root, const std::string& path) {
   async.Read("epsilon", scene.async.epsilon, Range{0.0, 1.0});
   if (mpm && m.Has("self_contact"))
     m.Get("self_contact").Error("only FEM scenes (discretization: fem) take 'self_contact'");
-  const MapView self_contact(m.Get("self_contact"), {"enabled", "stiffness"});
+  const MapView self_contact(m.Get("self_contact"),
+                             {"enabled", "stiffness", "line_search_guard", "friction"});
   self_contact.Read("enabled", scene.self_contact.enabled);
   self_contact.Read("stiffness", scene.self_contact.stiffness, kPositive);
+  self_contact.Read("line_search_guard", scene.self_contact.line_search_guard);
+  self_contact.Read("friction", scene.self_contact.friction, kNonNegative);
   const MapView output(m.Get("output"), {"directory", "every", "checkpoint_every_steps",
                                          "checkpoint_every_seconds", "checkpoints_kept"});
   scene.output.directory = "out/" + scene.name;

@@ -217,6 +217,12 @@ const std::vector<BadInput>& Cases() {
       {"negative_self_contact_stiffness",
        Scene("contact.yaml", "output:", "self_contact: {enabled: true, stiffness: -1.0e7}\noutput:"),
        "run contact.yaml", 1, {"contact.yaml", "self_contact.stiffness", "'-1.0e7'"}},
+      {"negative_self_contact_friction",
+       Scene("cfric.yaml", "output:", "self_contact: {enabled: true, friction: -0.2}\noutput:"),
+       "run cfric.yaml", 1, {"cfric.yaml", "self_contact.friction", "'-0.2'"}},
+      {"quasi_static_with_self_contact_friction", {},
+       "run ok.yaml --set integrator=quasi_static --set self_contact.enabled=true --set self_contact.friction=0.3", 1,
+       {"ok.yaml", "self_contact.friction", "quasi_static"}},
       {"petsc_options_not_an_option", Scene("words.yaml", "output:", "petsc_options: jacobi\noutput:"),
        "run words.yaml", 1, {"petsc_options", "'jacobi' is not an option name"}},
       // Loads, time functions and initial conditions (exit 1).

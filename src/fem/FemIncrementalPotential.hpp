@@ -36,6 +36,17 @@ class FemIncrementalPotential : public IncrementalPotential {
   /// Collective. Sets up the step from (x_n, v_n) (owned values, m and m/s) of size dt (s)
   /// ending at t_next (s), the time at which Dirichlet targets are taken.
   void BeginStep(Vec x_n, Vec v_n, double dt, double t_next);
+  /// Self-contact work since BeginStep (all zero without self-contact): evaluations of E
+  /// or grad E that included the contact term, those whose contact term the line search's
+  /// guard skipped (Gast et al. 2015, Sec. 3.3), and the pairs of the last detection. The
+  /// same on every rank and across a restart (SelfContact's cache of the last positions,
+  /// which a restart empties, does not enter).
+  struct ContactCounts {
+    std::size_t evaluations = 0, skipped = 0, pairs = 0;
+  };
+  ContactCounts StepContactCounts() const;
+  /// The self-contact term, or null when the scene does not enable it.
+  SelfContact* self_contact() { return self_contact_.get(); }
   /// Rank-local: overwrites the constrained rows of x with their targets at t_next.
   void ApplyDirichlet(Vec x) const;
   /// With false, Hessian() assembles the true (possibly indefinite) tangent instead of the
@@ -103,7 +114,8 @@ class FemIncrementalPotential : public IncrementalPotential {
   void AccumulateElasticHessian(const PetscScalar* xl);
   /// Inserts the row buffers into M (one sorted row per call) and assembles it.
   void InsertRows(Mat M);
-  double DampingEnergyAndGradient(Vec x, Vec g);
+  /// The lagged damping energy at x (J); leaves K(x_n) (x - x_n) in work2_ for the gradient.
+  double DampingEnergy(Vec x);
   /// A new, preallocated matrix (AIJ, block size 3; -hessian_mat_type) with the Hessian's layout.
   Mat NewHessianMatrix() const;
   /// (Re)sets H's preallocation to the tets' pattern, dropping any other nonzeros.
@@ -139,6 +151,8 @@ class FemIncrementalPotential : public IncrementalPotential {
   std::vector<int> tet_slots_;       // 16 per local tet: (row corner, column corner) -> slot
   std::vector<double> row_values_;   // 9 per slot, column-major 3x3 blocks
   std::unique_ptr<SelfContact> self_contact_;  // null unless the scene's self_contact.enabled
+  bool guard_contact_ = true;  ///< self_contact.line_search_guard (Gast Sec. 3.3)
+  ContactCounts contact_counts_;
 };
 
 }  // namespace optistep

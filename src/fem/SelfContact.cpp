@@ -14,6 +14,8 @@
 namespace optistep {
 namespace {
 
+const Phase kContactDetectionPhase("ContactDetection");
+
 using Box = Eigen::AlignedBox<double, 3>;
 using Tree = Eigen::KdBVH<double, 3, int>;
 
@@ -49,20 +51,23 @@ SelfContact::SelfContact(const FemModel& model, double k) : model_(model), k_(k)
   MPI_Comm_rank(mesh.comm, &rank_);
   struct NodeRecord {
     PetscInt original, petsc;
-    double X[3];
+    double X[3], mass;
     int body, constrained;
   };
   std::vector<NodeRecord> mine;
   for (PetscInt l = 0; l < mesh.n_owned; ++l)
     mine.push_back({mesh.node_original_id[l], mesh.local_to_global[l],
-                    {mesh.X[l][0], mesh.X[l][1], mesh.X[l][2]}, mesh.node_body[l],
+                    {mesh.X[l][0], mesh.X[l][1], mesh.X[l][2]}, model.Mass(static_cast<int>(l)),
+                    mesh.node_body[l],
                     model.IsConstrained(static_cast<int>(l)) ? 1 : 0});
   const std::vector<NodeRecord> nodes = AllGather(mesh.comm, mine);
   X_.resize(nodes.size());
   body_.resize(nodes.size());
   constrained_.resize(nodes.size());
+  mass_.resize(nodes.size());
   petsc_id_.resize(nodes.size());
   for (const NodeRecord& n : nodes) {
+    mass_[n.original] = n.mass;
     X_[n.original] = Vec3(n.X[0], n.X[1], n.X[2]);
     body_[n.original] = n.body;
     constrained_[n.original] = static_cast<char>(n.constrained);
@@ -130,6 +135,7 @@ SelfContact::SelfContact(const FemModel& model, double k) : model_(model), k_(k)
 SelfContact::~SelfContact() {
   VecScatterDestroy(&to_all_);
   VecDestroy(&x_all_);
+  VecDestroy(&v_all_);
 }
 
 PetscInt SelfContact::OwnedIndex(int n) const {
@@ -139,6 +145,7 @@ PetscInt SelfContact::OwnedIndex(int n) const {
 }
 
 void SelfContact::Update(Vec x) {
+  ScopedPhase timed(kContactDetectionPhase);
   OPTISTEP_PETSC(VecScatterBegin(to_all_, x, x_all_, INSERT_VALUES, SCATTER_FORWARD));
   OPTISTEP_PETSC(VecScatterEnd(to_all_, x, x_all_, INSERT_VALUES, SCATTER_FORWARD));
   const PetscScalar* xa = nullptr;
@@ -152,6 +159,7 @@ void SelfContact::Update(Vec x) {
   OPTISTEP_PETSC(VecRestoreArrayRead(x_all_, &xa));
   have_positions_ = true;
   if (!changed) return;
+  ++detections_;
 
   // Broad phase: a KdBVH over the tets' and one over the surface triangles' boxes at x.
   std::vector<int> tet_ids(tets_.size()), triangle_ids(triangles_.size());
@@ -236,6 +244,58 @@ void SelfContact::Update(Vec x) {
                                     x_[pair.triangle[2]], nullptr, nullptr);
     pairs_.push_back(pair);
   }
+}
+
+void SelfContact::ApplyFriction(Vec x, Vec v, double mu, double dt) {
+  Update(x);
+  if (!v_all_) OPTISTEP_PETSC(VecDuplicate(x_all_, &v_all_));
+  OPTISTEP_PETSC(VecScatterBegin(to_all_, v, v_all_, INSERT_VALUES, SCATTER_FORWARD));
+  OPTISTEP_PETSC(VecScatterEnd(to_all_, v, v_all_, INSERT_VALUES, SCATTER_FORWARD));
+  std::vector<Vec3> vel(x_.size());
+  const PetscScalar* va = nullptr;
+  OPTISTEP_PETSC(VecGetArrayRead(v_all_, &va));
+  for (std::size_t n = 0; n < vel.size(); ++n)
+    vel[n] = Vec3(va[3 * petsc_id_[n]], va[3 * petsc_id_[n] + 1], va[3 * petsc_id_[n] + 2]);
+  OPTISTEP_PETSC(VecRestoreArrayRead(v_all_, &va));
+  auto inverse_mass = [&](int n) { return constrained_[n] ? 0.0 : 1.0 / mass_[n]; };
+  for (const Pair& pair : pairs_) {
+    Vec12 grad_d;
+    FeatureSquaredDistance(pair.feature, x_[pair.p], x_[pair.triangle[0]], x_[pair.triangle[1]],
+                           x_[pair.triangle[2]], &grad_d, nullptr);
+    const Vec3 gp = grad_d.segment<3>(0);  // 2 (x_p - q)
+    const double gp2 = gp.squaredNorm();
+    if (!(gp2 > 0.0)) continue;
+    // dd/dx_k = -w_k dd/dx_p (d is the squared distance to the nearest point of the
+    // feature's plane, line or vertex), which gives q's weights.
+    Vec3 w;
+    for (int k = 0; k < 3; ++k) w[k] = -grad_d.segment<3>(3 + 3 * k).dot(gp) / gp2;
+    w /= w.sum();
+    double first = 0.0;
+    SelfContactPenalty(k_, pair.d, &first, nullptr);
+    const double normal_impulse = dt * first * std::sqrt(gp2);
+    const Vec3 n = gp / std::sqrt(gp2);
+    Vec3 v_rel = vel[pair.p];
+    double K = inverse_mass(pair.p);
+    for (int k = 0; k < 3; ++k) {
+      v_rel -= w[k] * vel[pair.triangle[k]];
+      K += w[k] * w[k] * inverse_mass(pair.triangle[k]);
+    }
+    const Vec3 v_t = v_rel - v_rel.dot(n) * n;
+    if (!(K > 0.0) || !(v_t.squaredNorm() > 0.0)) continue;
+    Vec3 j = -v_t / K;  // the kinetic-energy minimizer: the relative sliding stops
+    const double bound = mu * normal_impulse;
+    if (j.norm() > bound) j *= bound / j.norm();  // Coulomb's cone
+    vel[pair.p] += inverse_mass(pair.p) * j;
+    for (int k = 0; k < 3; ++k) vel[pair.triangle[k]] -= w[k] * inverse_mass(pair.triangle[k]) * j;
+  }
+  PetscScalar* vo = nullptr;
+  OPTISTEP_PETSC(VecGetArray(v, &vo));
+  for (std::size_t n = 0; n < vel.size(); ++n) {
+    const PetscInt l = OwnedIndex(static_cast<int>(n));
+    if (l >= 0)
+      for (int d = 0; d < 3; ++d) vo[3 * l + d] = vel[n][d];
+  }
+  OPTISTEP_PETSC(VecRestoreArray(v, &vo));
 }
 
 double SelfContact::Energy() const {

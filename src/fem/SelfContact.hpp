@@ -63,7 +63,19 @@ class SelfContact {
   /// assembles H. Rows and columns of Dirichlet nodes are left out. project: per pair,
   /// the 12x12 Hessian's negative eigenvalues are clamped to zero (SPD projection).
   void AddHessian(Mat H, bool project);
+  /// Collective. Friction after the solve (Gast et al. 2015, Sec. 5.3) on the velocities
+  /// v (owned values of a node vector, m/s) at positions x (m): for every pair in turn
+  /// (ascending node id; Gauss-Seidel on a copy every rank holds, so the result is the
+  /// same bits on any rank count), the tangential impulse j (N s) between p and the point
+  /// q = sum_k w_k x_k of the closest feature (w the barycentric weights of q) that
+  /// minimizes the kinetic energy, j* = -v_t / (1/m_p + sum_k w_k^2 / m_k) with v_t the
+  /// tangential part of v_p - sum_k w_k v_k, shortened to mu J_n, J_n = dt |dPhi/dx_p| the
+  /// normal impulse; p gains j / m_p, node k loses w_k j / m_k (Dirichlet nodes: infinite
+  /// mass). sum_k w_k = 1, so the impulses conserve momentum. mu >= 0, dt in s.
+  void ApplyFriction(Vec x, Vec v, double mu, double dt);
   const std::vector<Pair>& pairs() const { return pairs_; }
+  /// How many times Update has run the detection (positions changed), since construction.
+  std::size_t detections() const { return detections_; }
   /// Number of surface nodes (the flagged nodes tested for penetration).
   std::size_t SurfaceNodeCount() const { return surface_nodes_.size(); }
 
@@ -79,6 +91,7 @@ class SelfContact {
   std::vector<Vec3> X_;                       ///< rest positions by original id
   std::vector<int> body_;                     ///< body by original id
   std::vector<char> constrained_;             ///< Dirichlet node, by original id
+  std::vector<double> mass_;                  ///< lumped mass (kg) by original id
   std::vector<PetscInt> petsc_id_;            ///< PETSc global node id by original id
   std::vector<std::array<int, 4>> tets_;      ///< original ids, by original tet id
   std::vector<int> tet_body_;
@@ -90,7 +103,9 @@ class SelfContact {
   std::vector<Pair> pairs_;
   VecScatter to_all_ = nullptr;
   Vec x_all_ = nullptr;
+  Vec v_all_ = nullptr;  ///< velocities gathered for ApplyFriction
   bool have_positions_ = false;
+  std::size_t detections_ = 0;
 };
 
 }  // namespace optistep
