@@ -414,6 +414,53 @@ TEST(SelfContact, LineSearchGuardSkipsDetectionOnlyAboveTheBound) {
   VecDestroy(&y);
 }
 
+/// The detection's trees and Verlet lists are a cache: along a path of positions (the
+/// pressed boxes squeezed in 5 mm steps, each node also jittered), a SelfContact that
+/// reuses them until a node has moved half the skin finds the same pairs, bit for bit,
+/// as a fresh one at every position, and rebuilds less often than it detects.
+TEST(SelfContact, ReusedTreesFindTheSamePairsAsFreshOnes) {
+  const SceneConfig scene = PressedBoxes("contact_reuse", 0.002, 0.02);
+  FemSimulation sim(PETSC_COMM_WORLD, scene);
+  SelfContact reused(sim.model(), scene.self_contact.stiffness);
+  Vec x0 = sim.positions(), y, jitter;
+  OPTISTEP_PETSC(VecDuplicate(x0, &y));
+  OPTISTEP_PETSC(VecDuplicate(x0, &jitter));
+  std::size_t pairs_seen = 0;
+  for (int k = 0; k < 12; ++k) {
+    // The right box (original ids from 27 on) moved 5 mm further into the left each time.
+    OPTISTEP_PETSC(VecCopy(x0, y));
+    RandomField(sim.model(), jitter, 2e-4, 10 + k);
+    OPTISTEP_PETSC(VecAXPY(y, 1.0, jitter));
+    PetscScalar* ya = nullptr;
+    OPTISTEP_PETSC(VecGetArray(y, &ya));
+    for (PetscInt l = 0; l < sim.model().mesh().n_owned; ++l)
+      if (sim.model().mesh().node_original_id[l] >= 27) ya[3 * l] -= 5e-3 * k;
+    OPTISTEP_PETSC(VecRestoreArray(y, &ya));
+    reused.Update(y);
+    SelfContact fresh(sim.model(), scene.self_contact.stiffness);
+    fresh.Update(y);
+    ASSERT_EQ(reused.pairs().size(), fresh.pairs().size()) << "position " << k;
+    for (std::size_t i = 0; i < fresh.pairs().size(); ++i) {
+      const SelfContact::Pair &a = reused.pairs()[i], &b = fresh.pairs()[i];
+      EXPECT_EQ(a.p, b.p);
+      EXPECT_EQ(a.triangle, b.triangle);
+      EXPECT_EQ(a.feature.count, b.feature.count);
+      EXPECT_EQ(a.feature.nodes, b.feature.nodes);
+      EXPECT_EQ(a.d, b.d);
+    }
+    pairs_seen += fresh.pairs().size();
+  }
+  EXPECT_GT(pairs_seen, 0u);
+  EXPECT_EQ(reused.detections(), 12u);
+  EXPECT_LT(reused.rebuilds(), reused.detections());
+  EXPECT_GT(reused.rebuilds(), 1u) << "the path moves the right box beyond half the skin";
+  if (test::Rank() == 0)
+    std::printf("reused trees: %zu rebuilds for %zu detections (skin %.3g m), %zu pairs\n",
+                reused.rebuilds(), reused.detections(), reused.skin(), pairs_seen);
+  VecDestroy(&y);
+  VecDestroy(&jitter);
+}
+
 /// Friction after the solve (Sec. 5.3) between the pressed boxes moving at random
 /// velocities: the impulses change the total momentum by round-off only, never raise
 /// the kinetic energy, and mu = 0 changes nothing.

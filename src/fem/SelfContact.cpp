@@ -1,7 +1,6 @@
 #include "fem/SelfContact.hpp"
 
 #include <Eigen/Eigenvalues>
-#include <unsupported/Eigen/BVH>
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -15,9 +14,8 @@ namespace optistep {
 namespace {
 
 const Phase kContactDetectionPhase("ContactDetection");
+const Phase kContactTreePhase("ContactTree");
 
-using Box = Eigen::AlignedBox<double, 3>;
-using Tree = Eigen::KdBVH<double, 3, int>;
 
 /// Every rank's values of `mine`, concatenated in rank order.
 template <typename T>
@@ -126,6 +124,10 @@ SelfContact::SelfContact(const FemModel& model, double k) : model_(model), k_(k)
       surface_nodes_.push_back(static_cast<int>(n));
       exclusion_radius_.push_back(2.0 * longest_edge[n]);
     }
+  double edge_sum = 0.0;
+  for (const auto& tri : triangles_)
+    for (int k = 0; k < 3; ++k) edge_sum += (X_[tri[k]] - X_[tri[(k + 1) % 3]]).norm();
+  skin_ = triangles_.empty() ? 0.0 : edge_sum / (3.0 * static_cast<double>(triangles_.size()));
   x_ = X_;
   Vec x = model.CreateNodeVector();
   OPTISTEP_PETSC(VecScatterCreateToAll(x, &to_all_, &x_all_));
@@ -145,7 +147,6 @@ PetscInt SelfContact::OwnedIndex(int n) const {
 }
 
 void SelfContact::Update(Vec x) {
-  ScopedPhase timed(kContactDetectionPhase);
   OPTISTEP_PETSC(VecScatterBegin(to_all_, x, x_all_, INSERT_VALUES, SCATTER_FORWARD));
   OPTISTEP_PETSC(VecScatterEnd(to_all_, x, x_all_, INSERT_VALUES, SCATTER_FORWARD));
   const PetscScalar* xa = nullptr;
@@ -159,69 +160,58 @@ void SelfContact::Update(Vec x) {
   OPTISTEP_PETSC(VecRestoreArrayRead(x_all_, &xa));
   have_positions_ = true;
   if (!changed) return;
+  // Timed after the gather: its time is mostly the wait for the slowest rank's elastic
+  // terms, which belongs to them.
+  ScopedPhase timed(kContactDetectionPhase);
   ++detections_;
 
-  // Broad phase: a KdBVH over the tets' and one over the surface triangles' boxes at x.
-  std::vector<int> tet_ids(tets_.size()), triangle_ids(triangles_.size());
-  std::vector<Box> tet_boxes, triangle_boxes;
-  for (std::size_t e = 0; e < tets_.size(); ++e) {
-    tet_ids[e] = static_cast<int>(e);
-    Box box;
-    for (int n : tets_[e]) box.extend(x_[n]);
-    tet_boxes.push_back(box);
-  }
-  for (std::size_t t = 0; t < triangles_.size(); ++t) {
-    triangle_ids[t] = static_cast<int>(t);
-    Box box;
-    for (int n : triangles_[t]) box.extend(x_[n]);
-    triangle_boxes.push_back(box);
-  }
-  const Tree tet_tree(tet_ids.begin(), tet_ids.end(), tet_boxes.begin(), tet_boxes.end());
-  const Tree triangle_tree(triangle_ids.begin(), triangle_ids.end(), triangle_boxes.begin(),
-                           triangle_boxes.end());
+  // Broad phase, rebuilt only when some node has moved more than skin/2 from where it
+  // was at the last build (x_ref_): then a tet that holds p now has its box at x_ref_,
+  // grown by the skin, around p's position at x_ref_ (both moved at most skin/2), and a
+  // triangle's box now lies in its box at x_ref_ grown by skin/2. The pairs found do not
+  // depend on when the build happened (see the .hpp), so the cache holds no state.
+  double moved2 = 0.0;
+  for (std::size_t n = 0; n < x_.size() && have_tree_; ++n)
+    moved2 = std::max(moved2, (x_[n] - x_ref_[n]).squaredNorm());
+  if (!have_tree_ || moved2 > 0.25 * skin_ * skin_) Rebuild();
 
   pairs_.clear();
   for (std::size_t s = 0; s < surface_nodes_.size(); ++s) {
     const int p = surface_nodes_[s];
     const Vec3& xp = x_[p];
-    const double R2 = exclusion_radius_[s] * exclusion_radius_[s];
-    // Another part: another body, or far enough from p in the rest shape.
-    auto other_part = [&](const auto& nodes, int body) {
-      if (body != body_[p]) return true;
-      for (int n : nodes)
-        if ((X_[n] - X_[p]).squaredNorm() <= R2) return false;
-      return true;
-    };
-    struct InsideQuery {
-      const SelfContact* self;
-      const Vec3& xp;
-      decltype(other_part)& other;
-      int found = -1;
-      bool intersectVolume(const Box& box) { return box.contains(xp); }
-      bool intersectObject(int e) {
-        const auto& t = self->tets_[e];
-        if (!other(t, self->tet_body_[e])) return false;
-        if (!InsideTet(xp, self->x_[t[0]], self->x_[t[1]], self->x_[t[2]], self->x_[t[3]])) return false;
+    // The part p has entered: the lowest-numbered candidate tet that holds p.
+    int found = -1;
+    for (int e : candidates_[s]) {
+      const auto& t = tets_[e];
+      Box box(x_[t[0]]);  // its box now first: most candidates end here
+      for (int a = 1; a < 4; ++a) box.extend(x_[t[a]]);
+      if (!box.contains(xp)) continue;
+      if (InsideTet(xp, x_[t[0]], x_[t[1]], x_[t[2]], x_[t[3]])) {
         found = e;
-        return true;  // stop: the first tet containing p names the part
+        break;
       }
-    } inside{this, xp, other_part};
-    Eigen::BVIntersect(tet_tree, inside);
-    if (inside.found < 0) continue;
-    const int part_body = tet_body_[inside.found];
+    }
+    if (found < 0) continue;
+    const int part_body = tet_body_[found];
+    const double R2 = exclusion_radius_[s] * exclusion_radius_[s];
     struct ClosestQuery {
       using Scalar = double;
       const SelfContact* self;
       const Vec3& xp;
-      decltype(other_part)& other;
-      int body;
+      int p, body;
+      double R2;
       int best = -1;
+      double best_d = std::numeric_limits<double>::infinity();
       ClosestFeature feature = {};
-      double minimumOnVolume(const Box& box) { return box.squaredExteriorDistance(xp); }
+      // A bound a little below the box's distance, so that every triangle at the best
+      // distance is visited and ties go to the lowest triangle id whatever the tree.
+      double minimumOnVolume(const Box& box) { return box.squaredExteriorDistance(xp) * (1.0 - 1e-12); }
       double minimumOnObject(int t) {
         const auto& tri = self->triangles_[t];
-        if (self->triangle_body_[t] != body || !other(tri, body))
-          return std::numeric_limits<double>::infinity();
+        if (self->triangle_body_[t] != body) return std::numeric_limits<double>::infinity();
+        if (body == self->body_[p])
+          for (int n : tri)
+            if ((self->X_[n] - self->X_[p]).squaredNorm() <= R2) return std::numeric_limits<double>::infinity();
         double d = 0.0;
         const ClosestFeature f =
             ClosestTriangleFeature(xp, self->x_[tri[0]], self->x_[tri[1]], self->x_[tri[2]], &d);
@@ -232,9 +222,8 @@ void SelfContact::Update(Vec x) {
         }
         return d;
       }
-      double best_d = std::numeric_limits<double>::infinity();
-    } closest{this, xp, other_part, part_body, -1, {}};
-    Eigen::BVMinimize(triangle_tree, closest);
+    } closest{this, xp, p, part_body, R2};
+    Eigen::BVMinimize(*triangle_tree_, closest);
     if (closest.best < 0) continue;
     Pair pair;
     pair.p = p;
@@ -243,6 +232,54 @@ void SelfContact::Update(Vec x) {
     pair.d = FeatureSquaredDistance(pair.feature, xp, x_[pair.triangle[0]], x_[pair.triangle[1]],
                                     x_[pair.triangle[2]], nullptr, nullptr);
     pairs_.push_back(pair);
+  }
+}
+
+void SelfContact::Rebuild() {
+  ScopedPhase timed(kContactTreePhase);
+  ++rebuilds_;
+  x_ref_ = x_;
+  have_tree_ = true;
+  std::vector<int> tet_ids(tets_.size()), triangle_ids(triangles_.size());
+  std::vector<Box> tet_boxes, triangle_boxes;
+  const Vec3 grow = Vec3::Constant(skin_), half = Vec3::Constant(0.5 * skin_);
+  for (std::size_t e = 0; e < tets_.size(); ++e) {
+    tet_ids[e] = static_cast<int>(e);
+    Box box;
+    for (int n : tets_[e]) box.extend(x_[n]);
+    tet_boxes.emplace_back(box.min() - grow, box.max() + grow);
+  }
+  for (std::size_t t = 0; t < triangles_.size(); ++t) {
+    triangle_ids[t] = static_cast<int>(t);
+    Box box;
+    for (int n : triangles_[t]) box.extend(x_[n]);
+    triangle_boxes.emplace_back(box.min() - half, box.max() + half);
+  }
+  const Tree tet_tree(tet_ids.begin(), tet_ids.end(), tet_boxes.begin(), tet_boxes.end());
+  triangle_tree_ = std::make_unique<Tree>(triangle_ids.begin(), triangle_ids.end(),
+                                          triangle_boxes.begin(), triangle_boxes.end());
+  // Per surface node, the tets of another part whose grown box holds it (Verlet lists).
+  candidates_.assign(surface_nodes_.size(), {});
+  for (std::size_t s = 0; s < surface_nodes_.size(); ++s) {
+    const int p = surface_nodes_[s];
+    const double R2 = exclusion_radius_[s] * exclusion_radius_[s];
+    struct CandidateQuery {
+      const SelfContact* self;
+      int p;
+      double R2;
+      std::vector<int>* out;
+      bool intersectVolume(const Box& box) { return box.contains(self->x_[p]); }
+      bool intersectObject(int e) {
+        const auto& t = self->tets_[e];
+        if (self->tet_body_[e] == self->body_[p])  // another part: far from p at rest
+          for (int n : t)
+            if ((self->X_[n] - self->X_[p]).squaredNorm() <= R2) return false;
+        out->push_back(e);
+        return false;
+      }
+    } query{this, p, R2, &candidates_[s]};
+    Eigen::BVIntersect(tet_tree, query);
+    std::sort(candidates_[s].begin(), candidates_[s].end());
   }
 }
 

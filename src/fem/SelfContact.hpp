@@ -11,17 +11,26 @@
 // longest rest edge at p; our choice, so that the surface around p itself, which p
 // always lies on, is never taken for the part it has entered).
 //
+// Detection: the tets' and the triangles' boxes go into Eigen KdBVHs at a reference x_ref,
+// grown by a skin, and every surface node keeps the tets of another part whose grown box
+// holds it (a Verlet list); both serve until some node has moved skin/2 from x_ref. p's
+// part is that of the lowest-numbered candidate tet that holds p, and its closest
+// feature is the nearest triangle of that part, ties to the lowest triangle id: neither
+// depends on x_ref, so the pairs are a function of x alone.
+//
 // Distribution (the simplest correct scheme, not the paper's): the surface geometry, the
 // tets and the positions are replicated on every rank (one VecScatter to all per
 // evaluation), every rank finds every contact pair in the same order (by original node
 // id), and adds the gradient rows and Hessian blocks of the nodes it owns. The contact
 // terms are thus the same bits on any rank count; no state crosses steps (the closest
-// primitive is searched anew at every evaluation), so a checkpoint needs nothing from
-// here. Memory and detection time grow with the whole mesh on every rank.
+// primitive is searched anew at every evaluation; the trees are a cache whose age does
+// not change the pairs), so a checkpoint needs nothing from here. Memory and detection time grow with the whole mesh on every rank.
 #include <petscmat.h>
 #include <petscvec.h>
 
+#include <unsupported/Eigen/BVH>
 #include <array>
+#include <memory>
 #include <vector>
 
 #include "core/Types.hpp"
@@ -76,10 +85,21 @@ class SelfContact {
   const std::vector<Pair>& pairs() const { return pairs_; }
   /// How many times Update has run the detection (positions changed), since construction.
   std::size_t detections() const { return detections_; }
+  /// How many of those rebuilt the bounding-volume trees (some node moved more than half
+  /// the skin since the last build).
+  std::size_t rebuilds() const { return rebuilds_; }
+  /// The skin (m): the trees' boxes are grown by it (tets) and by half of it (triangles)
+  /// so that they serve until a node has moved skin/2; the mean rest length of the
+  /// surface triangles' edges (our choice).
+  double skin() const { return skin_; }
   /// Number of surface nodes (the flagged nodes tested for penetration).
   std::size_t SurfaceNodeCount() const { return surface_nodes_.size(); }
 
  private:
+  using Box = Eigen::AlignedBox<double, 3>;
+  using Tree = Eigen::KdBVH<double, 3, int>;
+  /// The triangle tree and every surface node's candidate tets at x_ (x_ref_ = x_).
+  void Rebuild();
   /// Phi's gradient (12) and Hessian (12 x 12) of a pair, in (p, a, b, c) order.
   void PairDerivatives(const Pair& pair, Vec12* g, Mat12* H) const;
   /// The PETSc-local owned index of original node n, or -1 when another rank owns it.
@@ -106,6 +126,12 @@ class SelfContact {
   Vec v_all_ = nullptr;  ///< velocities gathered for ApplyFriction
   bool have_positions_ = false;
   std::size_t detections_ = 0;
+  double skin_ = 0.0;
+  std::vector<Vec3> x_ref_;                   ///< positions at the last Rebuild
+  bool have_tree_ = false;
+  std::unique_ptr<Tree> triangle_tree_;       ///< surface triangles' boxes at x_ref_, grown by skin/2
+  std::vector<std::vector<int>> candidates_;  ///< per surface node: tets of another part, ascending
+  std::size_t rebuilds_ = 0;
 };
 
 }  // namespace optistep
