@@ -309,6 +309,22 @@ TEST(SelfContact, ThrownBoxesSameOnAnyRanksToRoundOffAndBitwiseOnTheSame) {
                 "|dv| %.3g m/s vs 1 rank\n", right_v, depth, worst_x, worst_v);
 }
 
+/// DOT (L-BFGS with subdomain back-solves, Armijo backtracking) with contact: its
+/// subdomain matrices follow the Hessian's pattern as contact blocks come and go (they
+/// were reused across patterns: PETSc error 60), and the line search's guard, which
+/// backtracking takes, leaves the result bitwise the same.
+TEST(SelfContact, DotWithContactRunsAndTheGuardKeepsItsBits) {
+  SceneConfig scene = PressedBoxes("contact_dot", -0.01, 1.0 / 24.0, 0.6);
+  scene.solver.method = "dot";
+  double depth = 0.0, depth_unguarded = 0.0;
+  const std::vector<double> guarded = ThrownBoxes(PETSC_COMM_WORLD, scene, 3, &depth);
+  scene.self_contact.line_search_guard = false;
+  const std::vector<double> unguarded = ThrownBoxes(PETSC_COMM_WORLD, scene, 3, &depth_unguarded);
+  EXPECT_EQ(test::DifferingValues(guarded, unguarded), 0u);
+  EXPECT_GT(depth, 0.0) << "the boxes should have met";
+  EXPECT_LT(depth, 0.01) << "deepest penetration (m)";
+}
+
 /// configs/two_spheres.yaml: two spheres (178 nodes each) meet head on at 2 m/s.
 TEST(SelfContact, TwoSpheresCollideAndSeparateConservingMomentum) {
   const SceneConfig scene = ReadSceneConfig(OPTISTEP_SOURCE_DIR "/configs/two_spheres.yaml");
