@@ -477,6 +477,41 @@ TEST(SelfContact, ReusedTreesFindTheSamePairsAsFreshOnes) {
   VecDestroy(&jitter);
 }
 
+/// Each rank tests the surface nodes it owns and the pairs are gathered: the same pairs,
+/// bit for bit, in the same order, on any rank count as on one.
+TEST(SelfContact, PairsAreTheSameOnAnyRankCount) {
+  const SceneConfig scene = PressedBoxes("contact_ranks", 0.01, 0.02);
+  auto pairs_at_jittered = [&](MPI_Comm comm) {
+    FemSimulation sim(comm, scene);
+    SelfContact contact(sim.model(), scene.self_contact.stiffness);
+    Vec y;
+    OPTISTEP_PETSC(VecDuplicate(sim.positions(), &y));
+    RandomField(sim.model(), y, 1e-3, 21);
+    OPTISTEP_PETSC(VecAXPY(y, 1.0, sim.positions()));
+    contact.Update(y);
+    VecDestroy(&y);
+    std::vector<double> flat;  // p, triangle, feature, d per pair
+    for (const SelfContact::Pair& q : contact.pairs()) {
+      flat.insert(flat.end(), {double(q.p), double(q.triangle[0]), double(q.triangle[1]),
+                               double(q.triangle[2]), double(q.feature.count),
+                               double(q.feature.nodes[0]), double(q.feature.nodes[1]), q.d});
+    }
+    return flat;
+  };
+  const std::vector<double> all = pairs_at_jittered(PETSC_COMM_WORLD);
+  ASSERT_FALSE(all.empty());
+  std::vector<double> one(all.size());
+  int size = 0;
+  if (test::Rank() == 0) {
+    one = pairs_at_jittered(PETSC_COMM_SELF);
+    size = static_cast<int>(one.size());
+  }
+  MPI_Bcast(&size, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  ASSERT_EQ(static_cast<std::size_t>(size), all.size());
+  MPI_Bcast(one.data(), size, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  EXPECT_EQ(test::DifferingValues(all, one), 0u);
+}
+
 /// Friction after the solve (Sec. 5.3) between the pressed boxes moving at random
 /// velocities: the impulses change the total momentum by round-off only, never raise
 /// the kinetic energy, and mu = 0 changes nothing.

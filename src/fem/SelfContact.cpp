@@ -160,11 +160,19 @@ void SelfContact::Update(Vec x) {
   OPTISTEP_PETSC(VecRestoreArrayRead(x_all_, &xa));
   have_positions_ = true;
   if (!changed) return;
-  // Timed after the gather: its time is mostly the wait for the slowest rank's elastic
-  // terms, which belongs to them.
-  ScopedPhase timed(kContactDetectionPhase);
   ++detections_;
+  std::vector<Pair> mine;
+  {
+    ScopedPhase timed(kContactDetectionPhase);
+    mine = DetectOwned();
+  }
+  // Untimed, as the positions' gather: the time of these collectives is mostly the wait
+  // for the slowest rank's other terms, which belongs to them.
+  pairs_ = AllGather(model_.mesh().comm, mine);
+  std::sort(pairs_.begin(), pairs_.end(), [](const Pair& a, const Pair& b) { return a.p < b.p; });
+}
 
+std::vector<SelfContact::Pair> SelfContact::DetectOwned() {
   // Broad phase, rebuilt only when some node has moved more than skin/2 from where it
   // was at the last build (x_ref_): then a tet that holds p now has its box at x_ref_,
   // grown by the skin, around p's position at x_ref_ (both moved at most skin/2), and a
@@ -175,9 +183,12 @@ void SelfContact::Update(Vec x) {
     moved2 = std::max(moved2, (x_[n] - x_ref_[n]).squaredNorm());
   if (!have_tree_ || moved2 > 0.25 * skin_ * skin_) Rebuild();
 
-  pairs_.clear();
+  // Each rank tests the surface nodes it owns; Update gathers every pair on every rank,
+  // in ascending node id: the pairs are the same on any rank count.
+  std::vector<Pair> mine;
   for (std::size_t s = 0; s < surface_nodes_.size(); ++s) {
     const int p = surface_nodes_[s];
+    if (OwnedIndex(p) < 0) continue;
     const Vec3& xp = x_[p];
     // The part p has entered: the lowest-numbered candidate tet that holds p.
     int found = -1;
@@ -231,8 +242,9 @@ void SelfContact::Update(Vec x) {
     pair.feature = closest.feature;
     pair.d = FeatureSquaredDistance(pair.feature, xp, x_[pair.triangle[0]], x_[pair.triangle[1]],
                                     x_[pair.triangle[2]], nullptr, nullptr);
-    pairs_.push_back(pair);
+    mine.push_back(pair);
   }
+  return mine;
 }
 
 void SelfContact::Rebuild() {
@@ -262,6 +274,7 @@ void SelfContact::Rebuild() {
   candidates_.assign(surface_nodes_.size(), {});
   for (std::size_t s = 0; s < surface_nodes_.size(); ++s) {
     const int p = surface_nodes_[s];
+    if (OwnedIndex(p) < 0) continue;  // tested by its owner
     const double R2 = exclusion_radius_[s] * exclusion_radius_[s];
     struct CandidateQuery {
       const SelfContact* self;

@@ -18,10 +18,10 @@
 // feature is the nearest triangle of that part, ties to the lowest triangle id: neither
 // depends on x_ref, so the pairs are a function of x alone.
 //
-// Distribution (the simplest correct scheme, not the paper's): the surface geometry, the
-// tets and the positions are replicated on every rank (one VecScatter to all per
-// evaluation), every rank finds every contact pair in the same order (by original node
-// id), and adds the gradient rows and Hessian blocks of the nodes it owns. The contact
+// Distribution (not the paper's): the surface geometry, the tets and the positions are
+// replicated on every rank (one VecScatter to all per evaluation); each rank tests the
+// surface nodes it owns, every rank gathers all pairs (one MPI_Allgatherv) and sorts them
+// by original node id, and adds the gradient rows and Hessian blocks of the nodes it owns. The contact
 // terms are thus the same bits on any rank count; no state crosses steps (the closest
 // primitive is searched anew at every evaluation; the trees are a cache whose age does
 // not change the pairs), so a checkpoint needs nothing from here. Memory and detection time grow with the whole mesh on every rank.
@@ -98,8 +98,11 @@ class SelfContact {
  private:
   using Box = Eigen::AlignedBox<double, 3>;
   using Tree = Eigen::KdBVH<double, 3, int>;
-  /// The triangle tree and every surface node's candidate tets at x_ (x_ref_ = x_).
+  /// The triangle tree and every owned surface node's candidate tets at x_ (x_ref_ = x_).
   void Rebuild();
+  /// Rank-local: the pairs of the surface nodes this rank owns, at x_ (rebuilding first
+  /// when some node has moved more than skin/2 since the last build).
+  std::vector<Pair> DetectOwned();
   /// Phi's gradient (12) and Hessian (12 x 12) of a pair, in (p, a, b, c) order.
   void PairDerivatives(const Pair& pair, Vec12* g, Mat12* H) const;
   /// The PETSc-local owned index of original node n, or -1 when another rank owns it.
