@@ -5,7 +5,8 @@
 //        + sum_i sum_c k_c m_i max(-phi_c(x_i), 0)^3                     (Sec. 5.2)
 //        + beta / (2 dt) (x - x_n)^T K(x_n) (x - x_n)     (lagged Rayleigh damping, Sec. 4.2)
 //        + E_loads(x, t_next)             (the scene's loads, fem/FemLoads.hpp; g = g(t_next))
-//        + sum_p k d_p sqrt(d_p + 1e-15)   (self-contact, Sec. 5.3, when the scene enables it)
+//        + sum_p k d_p sqrt(d_p + 1e-15)   (self-contact, Sec. 5.3, when the scene enables it;
+//                                           left out above the line search's guard, Sec. 3.3)
 //        + sum_i D_i(x_i)        (IPC's lagged friction, Li et al. 2020 Sec. 5; friction.model
 //                                  potential)
 // with x_hat = x_n + dt v_n and lumped masses m_i; w = s = 1 (backward Euler), w = 0 and s the
