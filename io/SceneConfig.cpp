@@ -1067,9 +1067,12 @@ SceneConfig ParseScene(const Field& root, const std::string& path) {
   async.Read("epsilon", scene.async.epsilon, Range{0.0, 1.0});
   if (mpm && m.Has("self_contact"))
     m.Get("self_contact").Error("only FEM scenes (discretization: fem) take 'self_contact'");
-  const MapView self_contact(m.Get("self_contact"), {"enabled", "stiffness"});
+  const MapView self_contact(m.Get("self_contact"),
+                             {"enabled", "stiffness", "line_search_guard", "friction"});
   self_contact.Read("enabled", scene.self_contact.enabled);
   self_contact.Read("stiffness", scene.self_contact.stiffness, kPositive);
+  self_contact.Read("line_search_guard", scene.self_contact.line_search_guard);
+  self_contact.Read("friction", scene.self_contact.friction, kNonNegative);
   // Constraint collisions (fem/ConstraintCollisions.hpp) live in backward Euler's
   // minimization, whose Hessian pattern they keep; self-contact adds nonzeros outside it.
   for (std::size_t i = 0; i < scene.collision_objects.size(); ++i) {

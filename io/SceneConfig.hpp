@@ -360,6 +360,13 @@ struct SelfContactConfig {
   /// > 0. The paper gives no value for it; 1e7 is ours (a 1 mm penetration pushes back
   /// with 3k d = 30 N).
   double stiffness = 1e7;
+  /// The line search's guard (Gast et al. 2015, Sec. 3.3): a backtracking (armijo)
+  /// trial whose energy without the self-collision term already exceeds E(x_i) skips
+  /// contact detection (the trial is rejected either way). On by default, as in the paper.
+  bool line_search_guard = true;
+  /// Coulomb coefficient mu (dimensionless, >= 0) of the friction applied after the solve
+  /// between a penetrating node and the points of its closest primitive (Sec. 5.3); 0: none.
+  double friction = 0.0;
 };
 
 struct MpmConfig {

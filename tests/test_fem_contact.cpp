@@ -1,14 +1,18 @@
 // Penalty self- and body-body collisions (Gast et al. 2015, Sec. 5.3; fem/SelfContact.hpp),
 // on 1, 2 and 4 ranks: the squared distance to a triangle's closest feature and the
 // penalty's gradient and Hessian against central finite differences; two boxes pressed
-// into each other separate, with the total momentum kept to the solver's tolerance.
+// into each other separate, with the total momentum kept to the solver's tolerance; the
+// line search's guard (Sec. 3.3); friction after the solve (Sec. 5.3) conserves momentum
+// and decelerates a sliding box at mu g.
 #include <gtest/gtest.h>
 #include <petscvec.h>
 
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <random>
+#include <sstream>
 
 #include "FiniteDifferences.hpp"
 #include "TestScenes.hpp"
@@ -111,12 +115,22 @@ void RandomField(const FemModel& model, Vec v, double amplitude, unsigned seed) 
   OPTISTEP_PETSC(VecRestoreArray(v, &a));
 }
 
+/// The boxes pressed 1 cm into each other and the incremental potential of a 0.02 s step
+/// from their rest state.
+struct PressedBoxesStep {
+  explicit PressedBoxesStep(const std::string& tag)
+      : scene(PressedBoxes(tag, 0.01, 0.02)), sim(PETSC_COMM_WORLD, scene), potential(sim.model(), 0.0) {
+    potential.BeginStep(sim.positions(), sim.velocities(), 0.02, 0.02);
+  }
+  SceneConfig scene;
+  FemSimulation sim;
+  FemIncrementalPotential potential;
+};
+
 TEST(SelfContact, PotentialDerivativesMatchFiniteDifferences) {
-  const SceneConfig scene = PressedBoxes("contact_fd", 0.01, 0.02);
-  FemSimulation sim(PETSC_COMM_WORLD, scene);
-  FemIncrementalPotential potential(sim.model(), 0.0);
-  Vec x = sim.positions(), v = sim.velocities();
-  potential.BeginStep(x, v, 0.02, 0.02);
+  PressedBoxesStep boxes("contact_fd");
+  auto& [scene, sim, potential] = boxes;
+  Vec x = sim.positions();
   Vec y, d, Hd;
   for (Vec* w : {&y, &d, &Hd}) OPTISTEP_PETSC(VecDuplicate(x, w));
   RandomField(sim.model(), y, 0.002, 1);
@@ -295,6 +309,22 @@ TEST(SelfContact, ThrownBoxesSameOnAnyRanksToRoundOffAndBitwiseOnTheSame) {
                 "|dv| %.3g m/s vs 1 rank\n", right_v, depth, worst_x, worst_v);
 }
 
+/// DOT (L-BFGS with subdomain back-solves, Armijo backtracking) with contact: its
+/// subdomain matrices follow the Hessian's pattern as contact blocks come and go (they
+/// were reused across patterns: PETSc error 60), and the line search's guard, which
+/// backtracking takes, leaves the result bitwise the same.
+TEST(SelfContact, DotWithContactRunsAndTheGuardKeepsItsBits) {
+  SceneConfig scene = PressedBoxes("contact_dot", -0.01, 1.0 / 24.0, 0.6);
+  scene.solver.method = "dot";
+  double depth = 0.0, depth_unguarded = 0.0;
+  const std::vector<double> guarded = ThrownBoxes(PETSC_COMM_WORLD, scene, 3, &depth);
+  scene.self_contact.line_search_guard = false;
+  const std::vector<double> unguarded = ThrownBoxes(PETSC_COMM_WORLD, scene, 3, &depth_unguarded);
+  EXPECT_EQ(test::DifferingValues(guarded, unguarded), 0u);
+  EXPECT_GT(depth, 0.0) << "the boxes should have met";
+  EXPECT_LT(depth, 0.01) << "deepest penetration (m)";
+}
+
 /// configs/two_spheres.yaml: two spheres (178 nodes each) meet head on at 2 m/s.
 TEST(SelfContact, TwoSpheresCollideAndSeparateConservingMomentum) {
   const SceneConfig scene = ReadSceneConfig(OPTISTEP_SOURCE_DIR "/configs/two_spheres.yaml");
@@ -338,6 +368,256 @@ TEST(SelfContact, TwoSpheresCollideAndSeparateConservingMomentum) {
   if (test::Rank() == 0)
     std::printf("two spheres: deepest %.3g m, |P| / sum m|v| %.3g, rebound %.4f m/s of 2\n",
                 depth, worst_ratio, right_v - left_v);
+}
+
+/// The mass-weighted mean velocity (m/s) of body b, over all ranks.
+Vec3 BodyVelocity(FemSimulation& sim, int b) {
+  const FemModel& model = sim.model();
+  const PetscScalar* va = nullptr;
+  OPTISTEP_PETSC(VecGetArrayRead(sim.velocities(), &va));
+  double sums[4] = {0.0, 0.0, 0.0, 0.0};
+  for (PetscInt l = 0; l < model.mesh().n_owned; ++l) {
+    if (model.mesh().node_body[l] != b) continue;
+    const double m = model.Mass(static_cast<int>(l));
+    for (int c = 0; c < 3; ++c) sums[c] += m * va[3 * l + c];
+    sums[3] += m;
+  }
+  OPTISTEP_PETSC(VecRestoreArrayRead(sim.velocities(), &va));
+  MPI_Allreduce(MPI_IN_PLACE, sums, 4, MPI_DOUBLE, MPI_SUM, PETSC_COMM_WORLD);
+  return Vec3(sums[0], sums[1], sums[2]) / sums[3];
+}
+
+/// Gast et al. 2015 Sec. 3.3: with the guard above the energy without contact, the
+/// evaluation skips detection and returns that energy; with it at or above the full
+/// energy, the evaluation is complete and the same bits as without a guard.
+TEST(SelfContact, LineSearchGuardSkipsDetectionOnlyAboveTheBound) {
+  PressedBoxesStep boxes("contact_guard");
+  auto& [scene, sim, potential] = boxes;
+  Vec x = sim.positions();
+  SelfContact contact(sim.model(), scene.self_contact.stiffness);
+  contact.Update(x);
+  double contact_energy = contact.Energy();
+  MPI_Allreduce(MPI_IN_PLACE, &contact_energy, 1, MPI_DOUBLE, MPI_SUM, PETSC_COMM_WORLD);
+  ASSERT_GT(contact_energy, 0.0);
+  const double full = potential.Energy(x);
+  ASSERT_NE(potential.self_contact(), nullptr);
+  const std::size_t detections = potential.self_contact()->detections();
+  EXPECT_EQ(potential.StepContactCounts().evaluations, 1u);
+  const double rest = full - contact_energy;
+  // At or above the full energy: complete, bitwise.
+  potential.SetEnergyGuard(full);
+  Vec y;
+  OPTISTEP_PETSC(VecDuplicate(x, &y));
+  OPTISTEP_PETSC(VecCopy(x, y));
+  OPTISTEP_PETSC(VecShift(y, 0.0));  // same values: the detection cache holds
+  EXPECT_EQ(potential.Energy(y), full);
+  EXPECT_EQ(potential.StepContactCounts().skipped, 0u);
+  // Below the energy without contact: skipped, the rest of E returned.
+  potential.SetEnergyGuard(rest - 1e-6 * std::abs(rest) - 1e-9);
+  RandomField(sim.model(), y, 1e-9, 3);  // new positions, so a detection would show
+  OPTISTEP_PETSC(VecAXPY(y, 1.0, x));
+  const double guarded = potential.Energy(y);
+  EXPECT_EQ(potential.StepContactCounts().skipped, 1u);
+  EXPECT_EQ(potential.self_contact()->detections(), detections) << "no detection when skipped";
+  EXPECT_EQ(potential.StepContactCounts().evaluations, 2u);
+  potential.SetEnergyGuard(std::numeric_limits<double>::infinity());
+  const double complete = potential.Energy(y);
+  contact.Update(y);
+  double contact_y = contact.Energy();
+  MPI_Allreduce(MPI_IN_PLACE, &contact_y, 1, MPI_DOUBLE, MPI_SUM, PETSC_COMM_WORLD);
+  EXPECT_NEAR(guarded, complete - contact_y, 1e-12 * std::abs(complete));
+  EXPECT_GT(complete, guarded);
+  VecDestroy(&y);
+}
+
+/// The detection's trees and Verlet lists are a cache: along a path of positions (the
+/// pressed boxes squeezed in 5 mm steps, each node also jittered), a SelfContact that
+/// reuses them until a node has moved half the skin finds the same pairs, bit for bit,
+/// as a fresh one at every position, and rebuilds less often than it detects.
+TEST(SelfContact, ReusedTreesFindTheSamePairsAsFreshOnes) {
+  const SceneConfig scene = PressedBoxes("contact_reuse", 0.002, 0.02);
+  FemSimulation sim(PETSC_COMM_WORLD, scene);
+  SelfContact reused(sim.model(), scene.self_contact.stiffness);
+  Vec x0 = sim.positions(), y, jitter;
+  OPTISTEP_PETSC(VecDuplicate(x0, &y));
+  OPTISTEP_PETSC(VecDuplicate(x0, &jitter));
+  std::size_t pairs_seen = 0;
+  for (int k = 0; k < 12; ++k) {
+    // The right box (original ids from 27 on) moved 5 mm further into the left each time.
+    OPTISTEP_PETSC(VecCopy(x0, y));
+    RandomField(sim.model(), jitter, 2e-4, 10 + k);
+    OPTISTEP_PETSC(VecAXPY(y, 1.0, jitter));
+    PetscScalar* ya = nullptr;
+    OPTISTEP_PETSC(VecGetArray(y, &ya));
+    for (PetscInt l = 0; l < sim.model().mesh().n_owned; ++l)
+      if (sim.model().mesh().node_original_id[l] >= 27) ya[3 * l] -= 5e-3 * k;
+    OPTISTEP_PETSC(VecRestoreArray(y, &ya));
+    reused.Update(y);
+    SelfContact fresh(sim.model(), scene.self_contact.stiffness);
+    fresh.Update(y);
+    ASSERT_EQ(reused.pairs().size(), fresh.pairs().size()) << "position " << k;
+    for (std::size_t i = 0; i < fresh.pairs().size(); ++i) {
+      const SelfContact::Pair &a = reused.pairs()[i], &b = fresh.pairs()[i];
+      EXPECT_EQ(a.p, b.p);
+      EXPECT_EQ(a.triangle, b.triangle);
+      EXPECT_EQ(a.feature.count, b.feature.count);
+      EXPECT_EQ(a.feature.nodes, b.feature.nodes);
+      EXPECT_EQ(a.d, b.d);
+    }
+    pairs_seen += fresh.pairs().size();
+  }
+  EXPECT_GT(pairs_seen, 0u);
+  EXPECT_EQ(reused.detections(), 12u);
+  EXPECT_LT(reused.rebuilds(), reused.detections());
+  EXPECT_GT(reused.rebuilds(), 1u) << "the path moves the right box beyond half the skin";
+  if (test::Rank() == 0)
+    std::printf("reused trees: %zu rebuilds for %zu detections (skin %.3g m), %zu pairs\n",
+                reused.rebuilds(), reused.detections(), reused.skin(), pairs_seen);
+  VecDestroy(&y);
+  VecDestroy(&jitter);
+}
+
+/// Each rank tests the surface nodes it owns and the pairs are gathered: the same pairs,
+/// bit for bit, in the same order, on any rank count as on one.
+TEST(SelfContact, PairsAreTheSameOnAnyRankCount) {
+  const SceneConfig scene = PressedBoxes("contact_ranks", 0.01, 0.02);
+  auto pairs_at_jittered = [&](MPI_Comm comm) {
+    FemSimulation sim(comm, scene);
+    SelfContact contact(sim.model(), scene.self_contact.stiffness);
+    Vec y;
+    OPTISTEP_PETSC(VecDuplicate(sim.positions(), &y));
+    RandomField(sim.model(), y, 1e-3, 21);
+    OPTISTEP_PETSC(VecAXPY(y, 1.0, sim.positions()));
+    contact.Update(y);
+    VecDestroy(&y);
+    std::vector<double> flat;  // p, triangle, feature, d per pair
+    for (const SelfContact::Pair& q : contact.pairs()) {
+      flat.insert(flat.end(), {double(q.p), double(q.triangle[0]), double(q.triangle[1]),
+                               double(q.triangle[2]), double(q.feature.count),
+                               double(q.feature.nodes[0]), double(q.feature.nodes[1]), q.d});
+    }
+    return flat;
+  };
+  const std::vector<double> all = pairs_at_jittered(PETSC_COMM_WORLD);
+  ASSERT_FALSE(all.empty());
+  std::vector<double> one(all.size());
+  int size = 0;
+  if (test::Rank() == 0) {
+    one = pairs_at_jittered(PETSC_COMM_SELF);
+    size = static_cast<int>(one.size());
+  }
+  MPI_Bcast(&size, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  ASSERT_EQ(static_cast<std::size_t>(size), all.size());
+  MPI_Bcast(one.data(), size, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  EXPECT_EQ(test::DifferingValues(all, one), 0u);
+}
+
+/// Friction after the solve (Sec. 5.3) between the pressed boxes moving at random
+/// velocities: the impulses change the total momentum by round-off only, never raise
+/// the kinetic energy, and mu = 0 changes nothing.
+TEST(SelfContact, FrictionImpulsesConserveMomentum) {
+  const SceneConfig scene = PressedBoxes("contact_friction_momentum", 0.01, 0.02);
+  FemSimulation sim(PETSC_COMM_WORLD, scene);
+  SelfContact contact(sim.model(), scene.self_contact.stiffness);
+  Vec v = sim.velocities();
+  RandomField(sim.model(), v, 0.5, 4);
+  auto kinetic = [&] {
+    const PetscScalar* va = nullptr;
+    OPTISTEP_PETSC(VecGetArrayRead(v, &va));
+    double e = 0.0;
+    for (PetscInt l = 0; l < sim.model().mesh().n_owned; ++l)
+      for (int c = 0; c < 3; ++c) e += 0.5 * sim.model().Mass(static_cast<int>(l)) * va[3 * l + c] * va[3 * l + c];
+    OPTISTEP_PETSC(VecRestoreArrayRead(v, &va));
+    MPI_Allreduce(MPI_IN_PLACE, &e, 1, MPI_DOUBLE, MPI_SUM, PETSC_COMM_WORLD);
+    return e;
+  };
+  const std::vector<double> before = sim.GatherVelocities();
+  contact.ApplyFriction(sim.positions(), v, 0.0, 0.02);
+  EXPECT_EQ(test::DifferingValues(before, sim.GatherVelocities()), 0u) << "mu = 0 changed v";
+  ASSERT_GT(contact.pairs().size(), 0u);
+  const auto [P0, scale] = Momentum(sim);
+  const double K0 = kinetic();
+  for (double mu : {0.2, 1e6}) {
+    contact.ApplyFriction(sim.positions(), v, mu, 0.02);
+    const auto [P, unused] = Momentum(sim);
+    (void)unused;
+    EXPECT_LT((P - P0).norm(), 1e-14 * scale) << "mu " << mu;
+    if (test::Rank() == 0) std::printf("friction mu %g: |dP| %.3g of sum m|v| %.3g\n", mu, (P - P0).norm(), scale);
+  }
+  EXPECT_LT(kinetic(), K0);
+  // Bitwise the same on any rank count: every rank applies every pair in the same order.
+  const std::vector<double> after = sim.GatherVelocities();
+  std::vector<double> serial(after.size());
+  if (test::Rank() == 0) {
+    FemSimulation one(PETSC_COMM_SELF, scene);
+    SelfContact contact1(one.model(), scene.self_contact.stiffness);
+    RandomField(one.model(), one.velocities(), 0.5, 4);
+    for (double mu : {0.0, 0.2, 1e6}) contact1.ApplyFriction(one.positions(), one.velocities(), mu, 0.02);
+    serial = one.GatherVelocities();
+  }
+  MPI_Bcast(serial.data(), static_cast<int>(serial.size()), MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  EXPECT_EQ(test::DifferingValues(after, serial), 0u);
+}
+
+/// A 0.1 m box (1 kg) sliding at v0 = 1 m/s on a slab held by a Dirichlet condition,
+/// gravity 9.81 m/s^2, dt = 5 ms, self-contact friction mu = 0.3: Coulomb friction decelerates it at
+/// mu g = 2.943 m/s^2 until it stops at t = v0 / (mu g) = 0.34 s (closed form), then it
+/// stays at rest.
+TEST(SelfContact, BoxSlidingOnAHeldSlabDeceleratesAtMuG) {
+  const std::string dir = test::SharedTempDir("contact_slide");
+  test::WriteBoxMesh(dir + "/box", 2, 2, 2, Vec3(0.1, 0.1, 0.1));
+  test::WriteBoxMesh(dir + "/slab", 6, 1, 3, Vec3(0.6, 0.05, 0.3));
+  const double mu = 0.3, g = 9.81, v0 = 1.0, dt = 0.005;
+  std::ostringstream yaml;
+  yaml << "time: {dt: " << dt << ", frame_dt: " << dt << ", frames: " << static_cast<int>(0.5 / dt + 0.5) << "}\n"
+       << "gravity: [0, " << -g << ", 0]\n"
+       << "bodies:\n"
+       << "  - {name: box, mesh: box.node, material: {E: 1.0e5, nu: 0.3, density: 1000},\n"
+       << "     transform: {translate: [0.013, 0, 0.017]}, initial_velocity: [" << v0 << ", 0, 0]}\n"
+       << "  - {name: slab, mesh: slab.node, material: {E: 1.0e5, nu: 0.3, density: 1000},\n"
+       << "     transform: {translate: [-0.2, -0.05, -0.1]}}\n"
+       << "boundary_conditions:\n"
+       << "  - {select: {box: {min: [-1, -1, -1], max: [1, 1, 1]}, body: slab}}\n"
+       << "self_contact: {enabled: true, stiffness: 1.0e8, friction: " << mu << "}\n";
+  const SceneConfig scene = test::MakeScene(dir + "/scene.yaml", yaml.str());
+  FemSimulation sim(PETSC_COMM_WORLD, scene);
+  // Least-squares slope of vx(t) over 0.1 s <= t <= 0.3 s (sliding, after the first
+  // bounce of the penalty contact has died out), and vy's mean magnitude there.
+  double st = 0.0, sv = 0.0, stt = 0.0, stv = 0.0, vy = 0.0, normal = 0.0;
+  int n = 0;
+  Vec3 vel = Vec3::Zero();
+  SelfContact contact(sim.model(), scene.self_contact.stiffness);
+  for (int step = 1; step <= static_cast<int>(0.5 / dt + 0.5); ++step) {
+    sim.AdvanceFrame(nullptr);
+    vel = BodyVelocity(sim, 0);
+    const double t = step * dt;
+    if (t > 0.1 - 1e-9 && t < 0.3 + 1e-9) {
+      st += t, sv += vel[0], stt += t * t, stv += t * vel[0], vy += std::abs(vel[1]);
+      contact.Update(sim.positions());
+      for (const SelfContact::Pair& pair : contact.pairs()) {  // |dPhi/dx_p| = 2 Phi' sqrt(d)
+        double first = 0.0;
+        SelfContactPenalty(scene.self_contact.stiffness, pair.d, &first, nullptr);
+        normal += 2.0 * first * std::sqrt(pair.d);
+      }
+      ++n;
+    }
+  }
+  normal /= n;
+  const double slope = (n * stv - st * sv) / (n * stt - st * st);
+  vy /= n;
+  if (test::Rank() == 0)
+    std::printf("sliding box: deceleration %.4f m/s^2 (mu g = %.4f), mean normal force %.4f N "
+                "(weight %.4f N), mean |vy| %.2g m/s, v(0.5 s) = (%.2g, %.2g, %.2g) m/s\n",
+                -slope, mu * g, normal, g, vy, vel[0], vel[1], vel[2]);
+  // The normal forces carry the weight (the box's vertical motion, |vy| below 1 mm/s, has
+  // died out), so every sliding contact's impulse is capped at mu times its share of
+  // M g dt. The rest is time discretization: the deceleration is 1.4% below mu g at
+  // dt = 0.01 s and 0.1% above at 0.005 s (measured), so 1% at dt = 0.005 s.
+  EXPECT_LT(vy, 1e-3);
+  EXPECT_NEAR(normal, g, 0.01 * g) << "mean sum of normal forces (N) vs the weight";
+  EXPECT_NEAR(-slope, mu * g, 0.01 * mu * g);
+  // Stopped by 0.5 s (> 0.34 s) and held by static friction.
+  EXPECT_LT(std::abs(vel[0]), 1e-3);
 }
 
 }  // namespace

@@ -235,6 +235,12 @@ const std::vector<BadInput>& Cases() {
        Scene("move.yaml", "normal: [0, 1, 0]}",
              "normal: [0, 1, 0], motion: [{translate: {velocity: [1, 0, 0]}}]}\nintegrator: semi_implicit"),
        "run move.yaml", 1, {"move.yaml", "collision_objects[0].motion", "backward_euler or quasi_static"}},
+      {"negative_self_contact_friction",
+       Scene("cfric.yaml", "output:", "self_contact: {enabled: true, friction: -0.2}\noutput:"),
+       "run cfric.yaml", 1, {"cfric.yaml", "self_contact.friction", "'-0.2'"}},
+      {"quasi_static_with_self_contact_friction", {},
+       "run ok.yaml --set integrator=quasi_static --set self_contact.enabled=true --set self_contact.friction=0.3", 1,
+       {"ok.yaml", "self_contact.friction", "quasi_static"}},
       {"petsc_options_not_an_option", Scene("words.yaml", "output:", "petsc_options: jacobi\noutput:"),
        "run words.yaml", 1, {"petsc_options", "'jacobi' is not an option name"}},
       // Loads, time functions and initial conditions (exit 1).

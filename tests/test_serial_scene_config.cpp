@@ -288,6 +288,8 @@ TEST_F(SceneConfigTest, Defaults) {
   EXPECT_EQ(s.async.epsilon, 0.5);
   EXPECT_FALSE(s.self_contact.enabled);  // off: existing scenes unchanged
   EXPECT_EQ(s.self_contact.stiffness, 1e7);
+  EXPECT_TRUE(s.self_contact.line_search_guard);  // Gast et al. 2015 Sec. 3.3
+  EXPECT_EQ(s.self_contact.friction, 0.0);
   EXPECT_EQ(s.output.directory, "out/bar");
   EXPECT_EQ(s.output.every, 1);
   EXPECT_EQ(s.output.checkpoint_every_steps, 0);

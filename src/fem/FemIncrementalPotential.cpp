@@ -42,6 +42,7 @@ FemIncrementalPotential::FemIncrementalPotential(FemModel& model, double damping
   const SelfContactConfig& contact = model_.scene().self_contact;
   if (contact.enabled) self_contact_ = std::make_unique<SelfContact>(model_, contact.stiffness);
   if (ConstraintCollisions::Any(model_)) constraints_ = std::make_unique<ConstraintCollisions>(model_);
+  guard_contact_ = contact.line_search_guard;
 }
 
 FemIncrementalPotential::~FemIncrementalPotential() {
@@ -76,6 +77,13 @@ void FemIncrementalPotential::BeginStep(Vec x_n, Vec v_n, double dt, double t_ne
   }
   if (friction_) LagFriction(x_n_);
   if (constraints_) constraints_->Clear();
+  contact_counts_ = {};
+}
+
+FemIncrementalPotential::ContactCounts FemIncrementalPotential::StepContactCounts() const {
+  ContactCounts counts = contact_counts_;
+  if (self_contact_) counts.pairs = self_contact_->pairs().size();
+  return counts;
 }
 
 void FemIncrementalPotential::LagFriction(Vec x) {
@@ -193,15 +201,31 @@ PetscReal FemIncrementalPotential::Evaluate(Vec x, Vec g) {
   }
   OPTISTEP_PETSC(VecRestoreArrayRead(x_hat_, &xh));
   if (external_ && !loads_.empty()) energy += loads_.Energy(xl, ga);
-  if (external_ && self_contact_) {  // Gast et al. 2015 Sec. 5.3
-    self_contact_->Update(x);
-    energy += self_contact_->Energy();
-    if (ga) self_contact_->AddGradient(ga);
-  }
+  const double damping = beta_ > 0.0 ? DampingEnergy(x) : 0.0;
   double total = 0.0;
-  MPI_Allreduce(&energy, &total, 1, MPI_DOUBLE, MPI_SUM, model_.comm());
+  bool complete = true;
+  if (external_ && self_contact_) {  // Gast et al. 2015 Sec. 5.3
+    if (guard_contact_ && std::isfinite(energy_guard_)) {
+      // Sec. 3.3: the rest of E first; above the line search's guard the trial is
+      // rejected whatever Phi >= 0 adds, and detection is skipped.
+      MPI_Allreduce(&energy, &total, 1, MPI_DOUBLE, MPI_SUM, model_.comm());
+      complete = !(total + damping > energy_guard_);
+    }
+    if (complete) {
+      ++contact_counts_.evaluations;
+      self_contact_->Update(x);
+      energy += self_contact_->Energy();
+      if (ga) self_contact_->AddGradient(ga);
+    } else {
+      ++contact_counts_.skipped;
+    }
+  }
+  if (complete) MPI_Allreduce(&energy, &total, 1, MPI_DOUBLE, MPI_SUM, model_.comm());
   if (ga) OPTISTEP_PETSC(VecRestoreArray(g, &ga));
-  if (beta_ > 0.0) total += DampingEnergyAndGradient(x, g);
+  if (beta_ > 0.0) {
+    total += damping;
+    if (g) OPTISTEP_PETSC(VecAXPY(g, beta_ / dt_, work2_));
+  }
   if (g) {  // Dirichlet rows are projected out
     OPTISTEP_PETSC(VecGetArray(g, &ga));
     for (PetscInt l = 0; l < mesh.n_owned; ++l)
@@ -213,12 +237,11 @@ PetscReal FemIncrementalPotential::Evaluate(Vec x, Vec g) {
   return total;
 }
 
-double FemIncrementalPotential::DampingEnergyAndGradient(Vec x, Vec g) {
+double FemIncrementalPotential::DampingEnergy(Vec x) {
   OPTISTEP_PETSC(VecWAXPY(work_, -1.0, x_n_, x));
   OPTISTEP_PETSC(MatMult(stiffness_n_, work_, work2_));
   PetscScalar yKy = 0.0;
   OPTISTEP_PETSC(VecDot(work_, work2_, &yKy));
-  if (g) OPTISTEP_PETSC(VecAXPY(g, beta_ / dt_, work2_));
   return 0.5 * beta_ / dt_ * yKy;
 }
 

@@ -5,7 +5,8 @@
 //        + sum_i sum_c k_c m_i max(-phi_c(x_i), 0)^3                     (Sec. 5.2)
 //        + beta / (2 dt) (x - x_n)^T K(x_n) (x - x_n)     (lagged Rayleigh damping, Sec. 4.2)
 //        + E_loads(x, t_next)             (the scene's loads, fem/FemLoads.hpp; g = g(t_next))
-//        + sum_p k d_p sqrt(d_p + 1e-15)   (self-contact, Sec. 5.3, when the scene enables it)
+//        + sum_p k d_p sqrt(d_p + 1e-15)   (self-contact, Sec. 5.3, when the scene enables it;
+//                                           left out above the line search's guard, Sec. 3.3)
 //        + sum_i D_i(x_i)        (IPC's lagged friction, Li et al. 2020 Sec. 5; friction.model
 //                                  potential)
 // with x_hat = x_n + dt v_n and lumped masses m_i; w = s = 1 (backward Euler), w = 0 and s the
@@ -39,6 +40,17 @@ class FemIncrementalPotential : public IncrementalPotential {
   /// Collective. Sets up the step from (x_n, v_n) (owned values, m and m/s) of size dt (s)
   /// ending at t_next (s), the time at which Dirichlet targets are taken.
   void BeginStep(Vec x_n, Vec v_n, double dt, double t_next);
+  /// Self-contact work since BeginStep (all zero without self-contact): evaluations of E
+  /// or grad E that included the contact term, those whose contact term the line search's
+  /// guard skipped (Gast et al. 2015, Sec. 3.3), and the pairs of the last detection. The
+  /// same on every rank and across a restart (SelfContact's cache of the last positions,
+  /// which a restart empties, does not enter).
+  struct ContactCounts {
+    std::size_t evaluations = 0, skipped = 0, pairs = 0;
+  };
+  ContactCounts StepContactCounts() const;
+  /// The self-contact term, or null when the scene does not enable it.
+  SelfContact* self_contact() { return self_contact_.get(); }
   /// Rank-local: overwrites the constrained rows of x with their targets at t_next.
   void ApplyDirichlet(Vec x) const;
   /// With false, Hessian() assembles the true (possibly indefinite) tangent instead of the
@@ -116,7 +128,8 @@ class FemIncrementalPotential : public IncrementalPotential {
   void AccumulateElasticHessian(const PetscScalar* xl);
   /// Inserts the row buffers into M (one sorted row per call) and assembles it.
   void InsertRows(Mat M);
-  double DampingEnergyAndGradient(Vec x, Vec g);
+  /// The lagged damping energy at x (J); leaves K(x_n) (x - x_n) in work2_ for the gradient.
+  double DampingEnergy(Vec x);
   /// A new, preallocated matrix (AIJ, block size 3; -hessian_mat_type) with the Hessian's layout.
   Mat NewHessianMatrix() const;
   /// (Re)sets H's preallocation to the tets' pattern, dropping any other nonzeros.
@@ -159,6 +172,8 @@ class FemIncrementalPotential : public IncrementalPotential {
   bool raw_ = false;
   std::vector<PetscInt> row_local_cols_;  // per slot: local node of its column
   std::vector<double> damping_rows_;      // per slot: K(x_n) blocks, with constraints_ and beta > 0
+  bool guard_contact_ = true;  ///< self_contact.line_search_guard (Gast Sec. 3.3)
+  ContactCounts contact_counts_;
 };
 
 }  // namespace optistep

@@ -1,7 +1,6 @@
 #include "fem/SelfContact.hpp"
 
 #include <Eigen/Eigenvalues>
-#include <unsupported/Eigen/BVH>
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -14,8 +13,9 @@
 namespace optistep {
 namespace {
 
-using Box = Eigen::AlignedBox<double, 3>;
-using Tree = Eigen::KdBVH<double, 3, int>;
+const Phase kContactDetectionPhase("ContactDetection");
+const Phase kContactTreePhase("ContactTree");
+
 
 /// Every rank's values of `mine`, concatenated in rank order.
 template <typename T>
@@ -49,20 +49,23 @@ SelfContact::SelfContact(const FemModel& model, double k) : model_(model), k_(k)
   MPI_Comm_rank(mesh.comm, &rank_);
   struct NodeRecord {
     PetscInt original, petsc;
-    double X[3];
+    double X[3], mass;
     int body, constrained;
   };
   std::vector<NodeRecord> mine;
   for (PetscInt l = 0; l < mesh.n_owned; ++l)
     mine.push_back({mesh.node_original_id[l], mesh.local_to_global[l],
-                    {mesh.X[l][0], mesh.X[l][1], mesh.X[l][2]}, mesh.node_body[l],
+                    {mesh.X[l][0], mesh.X[l][1], mesh.X[l][2]}, model.Mass(static_cast<int>(l)),
+                    mesh.node_body[l],
                     model.IsConstrained(static_cast<int>(l)) ? 1 : 0});
   const std::vector<NodeRecord> nodes = AllGather(mesh.comm, mine);
   X_.resize(nodes.size());
   body_.resize(nodes.size());
   constrained_.resize(nodes.size());
+  mass_.resize(nodes.size());
   petsc_id_.resize(nodes.size());
   for (const NodeRecord& n : nodes) {
+    mass_[n.original] = n.mass;
     X_[n.original] = Vec3(n.X[0], n.X[1], n.X[2]);
     body_[n.original] = n.body;
     constrained_[n.original] = static_cast<char>(n.constrained);
@@ -121,6 +124,10 @@ SelfContact::SelfContact(const FemModel& model, double k) : model_(model), k_(k)
       surface_nodes_.push_back(static_cast<int>(n));
       exclusion_radius_.push_back(2.0 * longest_edge[n]);
     }
+  double edge_sum = 0.0;
+  for (const auto& tri : triangles_)
+    for (int k = 0; k < 3; ++k) edge_sum += (X_[tri[k]] - X_[tri[(k + 1) % 3]]).norm();
+  skin_ = triangles_.empty() ? 0.0 : edge_sum / (3.0 * static_cast<double>(triangles_.size()));
   x_ = X_;
   Vec x = model.CreateNodeVector();
   OPTISTEP_PETSC(VecScatterCreateToAll(x, &to_all_, &x_all_));
@@ -130,6 +137,7 @@ SelfContact::SelfContact(const FemModel& model, double k) : model_(model), k_(k)
 SelfContact::~SelfContact() {
   VecScatterDestroy(&to_all_);
   VecDestroy(&x_all_);
+  VecDestroy(&v_all_);
 }
 
 PetscInt SelfContact::OwnedIndex(int n) const {
@@ -152,68 +160,69 @@ void SelfContact::Update(Vec x) {
   OPTISTEP_PETSC(VecRestoreArrayRead(x_all_, &xa));
   have_positions_ = true;
   if (!changed) return;
-
-  // Broad phase: a KdBVH over the tets' and one over the surface triangles' boxes at x.
-  std::vector<int> tet_ids(tets_.size()), triangle_ids(triangles_.size());
-  std::vector<Box> tet_boxes, triangle_boxes;
-  for (std::size_t e = 0; e < tets_.size(); ++e) {
-    tet_ids[e] = static_cast<int>(e);
-    Box box;
-    for (int n : tets_[e]) box.extend(x_[n]);
-    tet_boxes.push_back(box);
+  ++detections_;
+  std::vector<Pair> mine;
+  {
+    ScopedPhase timed(kContactDetectionPhase);
+    mine = DetectOwned();
   }
-  for (std::size_t t = 0; t < triangles_.size(); ++t) {
-    triangle_ids[t] = static_cast<int>(t);
-    Box box;
-    for (int n : triangles_[t]) box.extend(x_[n]);
-    triangle_boxes.push_back(box);
-  }
-  const Tree tet_tree(tet_ids.begin(), tet_ids.end(), tet_boxes.begin(), tet_boxes.end());
-  const Tree triangle_tree(triangle_ids.begin(), triangle_ids.end(), triangle_boxes.begin(),
-                           triangle_boxes.end());
+  // Untimed, as the positions' gather: the time of these collectives is mostly the wait
+  // for the slowest rank's other terms, which belongs to them.
+  pairs_ = AllGather(model_.mesh().comm, mine);
+  std::sort(pairs_.begin(), pairs_.end(), [](const Pair& a, const Pair& b) { return a.p < b.p; });
+}
 
-  pairs_.clear();
+std::vector<SelfContact::Pair> SelfContact::DetectOwned() {
+  // Broad phase, rebuilt only when some node has moved more than skin/2 from where it
+  // was at the last build (x_ref_): then a tet that holds p now has its box at x_ref_,
+  // grown by the skin, around p's position at x_ref_ (both moved at most skin/2), and a
+  // triangle's box now lies in its box at x_ref_ grown by skin/2. The pairs found do not
+  // depend on when the build happened (see the .hpp), so the cache holds no state.
+  double moved2 = 0.0;
+  for (std::size_t n = 0; n < x_.size() && have_tree_; ++n)
+    moved2 = std::max(moved2, (x_[n] - x_ref_[n]).squaredNorm());
+  if (!have_tree_ || moved2 > 0.25 * skin_ * skin_) Rebuild();
+
+  // Each rank tests the surface nodes it owns; Update gathers every pair on every rank,
+  // in ascending node id: the pairs are the same on any rank count.
+  std::vector<Pair> mine;
   for (std::size_t s = 0; s < surface_nodes_.size(); ++s) {
     const int p = surface_nodes_[s];
+    if (OwnedIndex(p) < 0) continue;
     const Vec3& xp = x_[p];
-    const double R2 = exclusion_radius_[s] * exclusion_radius_[s];
-    // Another part: another body, or far enough from p in the rest shape.
-    auto other_part = [&](const auto& nodes, int body) {
-      if (body != body_[p]) return true;
-      for (int n : nodes)
-        if ((X_[n] - X_[p]).squaredNorm() <= R2) return false;
-      return true;
-    };
-    struct InsideQuery {
-      const SelfContact* self;
-      const Vec3& xp;
-      decltype(other_part)& other;
-      int found = -1;
-      bool intersectVolume(const Box& box) { return box.contains(xp); }
-      bool intersectObject(int e) {
-        const auto& t = self->tets_[e];
-        if (!other(t, self->tet_body_[e])) return false;
-        if (!InsideTet(xp, self->x_[t[0]], self->x_[t[1]], self->x_[t[2]], self->x_[t[3]])) return false;
+    // The part p has entered: the lowest-numbered candidate tet that holds p.
+    int found = -1;
+    for (int e : candidates_[s]) {
+      const auto& t = tets_[e];
+      Box box(x_[t[0]]);  // its box now first: most candidates end here
+      for (int a = 1; a < 4; ++a) box.extend(x_[t[a]]);
+      if (!box.contains(xp)) continue;
+      if (InsideTet(xp, x_[t[0]], x_[t[1]], x_[t[2]], x_[t[3]])) {
         found = e;
-        return true;  // stop: the first tet containing p names the part
+        break;
       }
-    } inside{this, xp, other_part};
-    Eigen::BVIntersect(tet_tree, inside);
-    if (inside.found < 0) continue;
-    const int part_body = tet_body_[inside.found];
+    }
+    if (found < 0) continue;
+    const int part_body = tet_body_[found];
+    const double R2 = exclusion_radius_[s] * exclusion_radius_[s];
     struct ClosestQuery {
       using Scalar = double;
       const SelfContact* self;
       const Vec3& xp;
-      decltype(other_part)& other;
-      int body;
+      int p, body;
+      double R2;
       int best = -1;
+      double best_d = std::numeric_limits<double>::infinity();
       ClosestFeature feature = {};
-      double minimumOnVolume(const Box& box) { return box.squaredExteriorDistance(xp); }
+      // A bound a little below the box's distance, so that every triangle at the best
+      // distance is visited and ties go to the lowest triangle id whatever the tree.
+      double minimumOnVolume(const Box& box) { return box.squaredExteriorDistance(xp) * (1.0 - 1e-12); }
       double minimumOnObject(int t) {
         const auto& tri = self->triangles_[t];
-        if (self->triangle_body_[t] != body || !other(tri, body))
-          return std::numeric_limits<double>::infinity();
+        if (self->triangle_body_[t] != body) return std::numeric_limits<double>::infinity();
+        if (body == self->body_[p])
+          for (int n : tri)
+            if ((self->X_[n] - self->X_[p]).squaredNorm() <= R2) return std::numeric_limits<double>::infinity();
         double d = 0.0;
         const ClosestFeature f =
             ClosestTriangleFeature(xp, self->x_[tri[0]], self->x_[tri[1]], self->x_[tri[2]], &d);
@@ -224,9 +233,8 @@ void SelfContact::Update(Vec x) {
         }
         return d;
       }
-      double best_d = std::numeric_limits<double>::infinity();
-    } closest{this, xp, other_part, part_body, -1, {}};
-    Eigen::BVMinimize(triangle_tree, closest);
+    } closest{this, xp, p, part_body, R2};
+    Eigen::BVMinimize(*triangle_tree_, closest);
     if (closest.best < 0) continue;
     Pair pair;
     pair.p = p;
@@ -234,8 +242,110 @@ void SelfContact::Update(Vec x) {
     pair.feature = closest.feature;
     pair.d = FeatureSquaredDistance(pair.feature, xp, x_[pair.triangle[0]], x_[pair.triangle[1]],
                                     x_[pair.triangle[2]], nullptr, nullptr);
-    pairs_.push_back(pair);
+    mine.push_back(pair);
   }
+  return mine;
+}
+
+void SelfContact::Rebuild() {
+  ScopedPhase timed(kContactTreePhase);
+  ++rebuilds_;
+  x_ref_ = x_;
+  have_tree_ = true;
+  std::vector<int> tet_ids(tets_.size()), triangle_ids(triangles_.size());
+  std::vector<Box> tet_boxes, triangle_boxes;
+  const Vec3 grow = Vec3::Constant(skin_), half = Vec3::Constant(0.5 * skin_);
+  for (std::size_t e = 0; e < tets_.size(); ++e) {
+    tet_ids[e] = static_cast<int>(e);
+    Box box;
+    for (int n : tets_[e]) box.extend(x_[n]);
+    tet_boxes.emplace_back(box.min() - grow, box.max() + grow);
+  }
+  for (std::size_t t = 0; t < triangles_.size(); ++t) {
+    triangle_ids[t] = static_cast<int>(t);
+    Box box;
+    for (int n : triangles_[t]) box.extend(x_[n]);
+    triangle_boxes.emplace_back(box.min() - half, box.max() + half);
+  }
+  const Tree tet_tree(tet_ids.begin(), tet_ids.end(), tet_boxes.begin(), tet_boxes.end());
+  triangle_tree_ = std::make_unique<Tree>(triangle_ids.begin(), triangle_ids.end(),
+                                          triangle_boxes.begin(), triangle_boxes.end());
+  // Per surface node, the tets of another part whose grown box holds it (Verlet lists).
+  candidates_.assign(surface_nodes_.size(), {});
+  for (std::size_t s = 0; s < surface_nodes_.size(); ++s) {
+    const int p = surface_nodes_[s];
+    if (OwnedIndex(p) < 0) continue;  // tested by its owner
+    const double R2 = exclusion_radius_[s] * exclusion_radius_[s];
+    struct CandidateQuery {
+      const SelfContact* self;
+      int p;
+      double R2;
+      std::vector<int>* out;
+      bool intersectVolume(const Box& box) { return box.contains(self->x_[p]); }
+      bool intersectObject(int e) {
+        const auto& t = self->tets_[e];
+        if (self->tet_body_[e] == self->body_[p])  // another part: far from p at rest
+          for (int n : t)
+            if ((self->X_[n] - self->X_[p]).squaredNorm() <= R2) return false;
+        out->push_back(e);
+        return false;
+      }
+    } query{this, p, R2, &candidates_[s]};
+    Eigen::BVIntersect(tet_tree, query);
+    std::sort(candidates_[s].begin(), candidates_[s].end());
+  }
+}
+
+void SelfContact::ApplyFriction(Vec x, Vec v, double mu, double dt) {
+  Update(x);
+  if (!v_all_) OPTISTEP_PETSC(VecDuplicate(x_all_, &v_all_));
+  OPTISTEP_PETSC(VecScatterBegin(to_all_, v, v_all_, INSERT_VALUES, SCATTER_FORWARD));
+  OPTISTEP_PETSC(VecScatterEnd(to_all_, v, v_all_, INSERT_VALUES, SCATTER_FORWARD));
+  std::vector<Vec3> vel(x_.size());
+  const PetscScalar* va = nullptr;
+  OPTISTEP_PETSC(VecGetArrayRead(v_all_, &va));
+  for (std::size_t n = 0; n < vel.size(); ++n)
+    vel[n] = Vec3(va[3 * petsc_id_[n]], va[3 * petsc_id_[n] + 1], va[3 * petsc_id_[n] + 2]);
+  OPTISTEP_PETSC(VecRestoreArrayRead(v_all_, &va));
+  auto inverse_mass = [&](int n) { return constrained_[n] ? 0.0 : 1.0 / mass_[n]; };
+  for (const Pair& pair : pairs_) {
+    Vec12 grad_d;
+    FeatureSquaredDistance(pair.feature, x_[pair.p], x_[pair.triangle[0]], x_[pair.triangle[1]],
+                           x_[pair.triangle[2]], &grad_d, nullptr);
+    const Vec3 gp = grad_d.segment<3>(0);  // 2 (x_p - q)
+    const double gp2 = gp.squaredNorm();
+    if (!(gp2 > 0.0)) continue;
+    // dd/dx_k = -w_k dd/dx_p (d is the squared distance to the nearest point of the
+    // feature's plane, line or vertex), which gives q's weights.
+    Vec3 w;
+    for (int k = 0; k < 3; ++k) w[k] = -grad_d.segment<3>(3 + 3 * k).dot(gp) / gp2;
+    w /= w.sum();
+    double first = 0.0;
+    SelfContactPenalty(k_, pair.d, &first, nullptr);
+    const double normal_impulse = dt * first * std::sqrt(gp2);
+    const Vec3 n = gp / std::sqrt(gp2);
+    Vec3 v_rel = vel[pair.p];
+    double K = inverse_mass(pair.p);
+    for (int k = 0; k < 3; ++k) {
+      v_rel -= w[k] * vel[pair.triangle[k]];
+      K += w[k] * w[k] * inverse_mass(pair.triangle[k]);
+    }
+    const Vec3 v_t = v_rel - v_rel.dot(n) * n;
+    if (!(K > 0.0) || !(v_t.squaredNorm() > 0.0)) continue;
+    Vec3 j = -v_t / K;  // the kinetic-energy minimizer: the relative sliding stops
+    const double bound = mu * normal_impulse;
+    if (j.norm() > bound) j *= bound / j.norm();  // Coulomb's cone
+    vel[pair.p] += inverse_mass(pair.p) * j;
+    for (int k = 0; k < 3; ++k) vel[pair.triangle[k]] -= w[k] * inverse_mass(pair.triangle[k]) * j;
+  }
+  PetscScalar* vo = nullptr;
+  OPTISTEP_PETSC(VecGetArray(v, &vo));
+  for (std::size_t n = 0; n < vel.size(); ++n) {
+    const PetscInt l = OwnedIndex(static_cast<int>(n));
+    if (l >= 0)
+      for (int d = 0; d < 3; ++d) vo[3 * l + d] = vel[n][d];
+  }
+  OPTISTEP_PETSC(VecRestoreArray(v, &vo));
 }
 
 double SelfContact::Energy() const {

@@ -86,11 +86,28 @@ SolveReport FemBackwardEuler::TryStep(double dt) {
     ScopedPhase timed(kFrictionPhase);
     ApplyConstraintFriction(u_, guess_, dt);
   }
+  const double self_mu = model_.scene().self_contact.friction;
+  if (self_mu > 0.0 && potential_.self_contact()) {  // Gast et al. 2015 Sec. 5.3
+    ScopedPhase timed(kFrictionPhase);
+    potential_.self_contact()->ApplyFriction(u_, guess_, self_mu, dt);
+  }
   OPTISTEP_PETSC(VecCopy(u_, x_));
   OPTISTEP_PETSC(VecCopy(guess_, v_));
   t_ += dt;
   ++steps_;
   return report;
+}
+
+std::vector<std::string> FemBackwardEuler::StatsColumns() const {
+  if (!model_.scene().self_contact.enabled) return {};
+  return {"contact_pairs", "contact_evaluations", "contact_skips"};
+}
+
+std::vector<double> FemBackwardEuler::StatsValues() const {
+  if (!model_.scene().self_contact.enabled) return {};
+  const FemIncrementalPotential::ContactCounts c = potential_.StepContactCounts();
+  return {static_cast<double>(c.pairs), static_cast<double>(c.evaluations),
+          static_cast<double>(c.skipped)};
 }
 
 void FemBackwardEuler::ApplyFriction(Vec x, Vec v, double dt) const {

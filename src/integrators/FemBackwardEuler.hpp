@@ -26,6 +26,10 @@ class FemBackwardEuler : public BackwardEuler {
   void RestoreKeptState() override;
 
   FemIncrementalPotential& potential() { return potential_; }
+  /// With self-contact: contact_pairs, contact_evaluations, contact_skips of the step
+  /// (FemIncrementalPotential::StepContactCounts); none without it.
+  std::vector<std::string> StatsColumns() const override;
+  std::vector<double> StatsValues() const override;
 
  private:
   /// Coulomb friction on the velocities of nodes in contact (Gast Sec. 5.2).

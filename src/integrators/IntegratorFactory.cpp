@@ -29,7 +29,12 @@ namespace {
 std::unique_ptr<Integrator> CreateFemIntegrator(const SceneConfig& scene, FemModel& model, Vec x,
                                                 Vec v) {
   if (scene.integrator == "backward_euler") return std::make_unique<FemBackwardEuler>(model, x, v);
-  if (scene.integrator == "quasi_static") return std::make_unique<FemQuasiStatic>(model, x, v);
+  if (scene.integrator == "quasi_static") {
+    if (scene.self_contact.friction > 0.0)  // friction after the solve acts on velocities
+      throw InputError(scene.path + ": self_contact.friction: is not available with integrator: "
+                       "quasi_static, which has no velocities (leave it out or 0)");
+    return std::make_unique<FemQuasiStatic>(model, x, v);
+  }
   // XPBD steps by constraint projections (gravity taken per step), semi_implicit and
   // async's substeps by forces of x alone: none minimizes the potential that holds the loads.
   if (scene.integrator == "xpbd") {

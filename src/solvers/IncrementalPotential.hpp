@@ -10,6 +10,7 @@
 #include <petscvec.h>
 
 #include <array>
+#include <limits>
 #include <vector>
 
 #include "core/Phases.hpp"
@@ -115,6 +116,14 @@ class IncrementalPotential {
   /// not say.
   virtual double StepSize() const { return 0.0; }
 
+  /// The line search's guard (Gast et al. 2015, Sec. 3.3), set by LineSearch for the
+  /// length of one search: while bound (units of E) is finite, an evaluation may leave out
+  /// a term that costs detection work (FEM self-collisions, >= 0) when the other terms
+  /// already sum to more than bound, since such a trial is rejected anyway; it then returns
+  /// that partial energy (> bound) and its gradient. +inf (the default): every evaluation
+  /// is complete. Rank-local; the caller passes the same bound on every rank.
+  void SetEnergyGuard(double bound) { energy_guard_ = bound; }
+
   /// MPM grid structure, or null (FEM).
   virtual const GridInfo* Grid() const { return nullptr; }
   /// FEM element sets, or null (MPM).
@@ -123,6 +132,8 @@ class IncrementalPotential {
  protected:
   /// E(u), and dE/du into g when g is non-null. Collective.
   virtual PetscReal Evaluate(Vec u, Vec g) = 0;
+  /// SetEnergyGuard's bound, +inf when no search is under way.
+  double energy_guard_ = std::numeric_limits<double>::infinity();
 };
 
 }  // namespace optistep

@@ -42,7 +42,10 @@ class LineSearch {
   /// Collective: searches u + alpha d from alpha = initial_step. On entry energy = E(u) and
   /// g = grad E(u); on return u, g and Result::energy are the accepted iterate's, or, when
   /// E rose or the search failed without a decrease, the entry values again (u restored
-  /// from backup, a vector of u's layout). A NaN energy is never accepted.
+  /// from backup, a vector of u's layout). A NaN energy is never accepted. During an
+  /// armijo search the potential's energy guard (IncrementalPotential::SetEnergyGuard;
+  /// Gast et al. 2015, Sec. 3.3) is E(u) + 1e-10 |E(u)|, and +inf again on return; other
+  /// types interpolate from rejected trials and get no guard.
   Result Apply(Vec u, double energy, Vec g, Vec d, Vec backup, double initial_step = 1.0);
   /// Collective: PETSc's view of the search (type and parameters).
   void View(PetscViewer viewer) const;
@@ -53,6 +56,7 @@ class LineSearch {
   const char* default_type_;
   TaoLineSearch tao_ls_ = nullptr;
   IncrementalPotential* potential_ = nullptr;
+  bool backtracking_ = false;  ///< armijo: rejected trials only halve the step
 };
 
 }  // namespace optistep

@@ -252,7 +252,13 @@ void SubdomainInitializer::SetUp(IncrementalPotential& potential, Vec u0) {
   potential.Hessian(u0, H_);
   {
     ScopedPhase timed(kSubdomainFactorPhase);
-    // The principal submatrices H[S_j, S_j], rows of other ranks' nodes included.
+    // The principal submatrices H[S_j, S_j], rows of other ranks' nodes included. Those of
+    // another nonzero pattern cannot be reused (self-contact adds blocks that come and go).
+    PetscObjectState pattern = 0;
+    OPTISTEP_PETSC(MatGetNonzeroState(H_, &pattern));
+    if (submatrices_ && pattern != pattern_state_)
+      OPTISTEP_PETSC(MatDestroySubMatrices(SubdomainCount(), &submatrices_));
+    pattern_state_ = pattern;
     OPTISTEP_PETSC(MatCreateSubMatrices(H_, SubdomainCount(), index_sets_.data(), index_sets_.data(),
                                         submatrices_ ? MAT_REUSE_MATRIX : MAT_INITIAL_MATRIX,
                                         &submatrices_));

@@ -107,6 +107,7 @@ class SubdomainInitializer : public InverseHessianInitializer {
   std::vector<std::vector<PetscInt>> nodes_;  ///< per subdomain: global node ids, ascending
   std::vector<IS> index_sets_;                ///< per subdomain: its dofs (block IS, bs 3)
   Mat* submatrices_ = nullptr;                ///< MatCreateSubMatrices' array
+  PetscObjectState pattern_state_ = 0;        ///< H_'s nonzero state when they were made
   std::vector<KSP> ksps_;                     ///< per subdomain: preonly + Cholesky
   std::vector<PetscInt> offsets_;             ///< per subdomain + 1: start in the buffers
   std::vector<PetscScalar> rhs_, solution_;   ///< the subdomains' values, concatenated
