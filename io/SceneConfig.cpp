@@ -335,7 +335,8 @@ const Names kSphereKeys = {"center", "radius"};
 const Names kCylinderKeys = {"center", "radius", "axis", "half_length"};
 const Names kTorusKeys = {"center", "axis", "major_radius", "minor_radius"};
 const std::vector<Names> kShapeTypeKeys = {kBoxKeys, kSphereKeys, kCylinderKeys, kTorusKeys};
-const Names kCollisionCommonKeys = {"type", "name", "stiffness", "friction", "boundary", "motion"};
+const Names kCollisionCommonKeys = {"type", "name", "stiffness", "friction", "damping",
+                                   "boundary", "motion"};
 const std::vector<Names> kCollisionTypeKeys = {
     {"point", "normal"}, kSphereKeys, kBoxKeys, kCylinderKeys, kTorusKeys};
 
@@ -774,6 +775,10 @@ CollisionObjectConfig ParseCollisionObject(const Field& f, bool mpm) {
   m.Read("name", object.name);
   m.Read("stiffness", object.stiffness, kPositive);
   m.Read("friction", object.friction, kNonNegative);
+  if (mpm && m.Has("damping"))
+    m.Get("damping").Error("only FEM scenes take 'damping' (the MPM grid's projection has no "
+                           "contact spring to damp)");
+  m.Read("damping", object.damping, kNonNegative);
   m.Read("boundary", object.boundary, kBoundaries);
   object.motion = ParseMotion(m.Get("motion"));
   switch (object.kind) {

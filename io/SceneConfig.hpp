@@ -189,6 +189,9 @@ struct CollisionObjectConfig {
   double minor_radius = 0.0;   ///< kTorus: r, m, in (0, R)
   double stiffness = 1e5;      ///< k, 1/(m s^2): energy per unit mass per m^3 penetration
   double friction = 0.0;       ///< Coulomb coefficient mu >= 0
+  /// FEM: contact damping ratio zeta >= 0 (dimensionless), the penalty spring's dashpot as
+  /// a fraction of its critical damping (fem/ContactDamping.hpp); 0: undamped.
+  double damping = 0.0;
   /// MPM grid-node projection at the object: "sticky" zeroes the node's velocity relative
   /// to the object, "slip" removes only its inward normal part. Read in FEM scenes too,
   /// and ignored there.

@@ -214,6 +214,23 @@ const std::vector<BadInput>& Cases() {
       {"semi_implicit_with_friction",
        Scene("friction.yaml", "normal: [0, 1, 0]}", "normal: [0, 1, 0], friction: 0.3}\nintegrator: semi_implicit"),
        "run friction.yaml", 1, {"friction.yaml", "collision_objects[0].friction", "semi_implicit"}},
+      // Contact damping (issue 10): FEM backward Euler only, a ratio >= 0.
+      {"negative_contact_damping",
+       Scene("cdamp.yaml", "normal: [0, 1, 0]}", "normal: [0, 1, 0], damping: -0.5}"),
+       "run cdamp.yaml", 1, {"cdamp.yaml", "collision_objects[0].damping", "'-0.5'"}},
+      {"semi_implicit_with_contact_damping",
+       Scene("sidamp.yaml", "normal: [0, 1, 0]}", "normal: [0, 1, 0], damping: 0.5}\nintegrator: semi_implicit"),
+       "run sidamp.yaml", 1, {"sidamp.yaml", "collision_objects[0].damping", "integrator: semi_implicit"}},
+      {"quasi_static_with_contact_damping",
+       Scene("qsdamp.yaml", "normal: [0, 1, 0]}", "normal: [0, 1, 0], damping: 0.5}\nintegrator: quasi_static"),
+       "run qsdamp.yaml", 1, {"qsdamp.yaml", "collision_objects[0].damping", "integrator: quasi_static"}},
+      {"mpm_contact_damping",
+       [](const fs::path& d) {
+         Write(d / "mdamp.yaml",
+               std::string(kDxTypo).replace(std::string(kDxTypo).find("1.0e-4"), 6, "0.05") +
+                   "collision_objects: [{type: half_space, point: [0, 0, 0], normal: [0, 1, 0], damping: 0.5}]\n");
+       },
+       "run mdamp.yaml", 1, {"mdamp.yaml", "collision_objects[0].damping", "only FEM scenes"}},
       {"negative_self_contact_stiffness",
        Scene("contact.yaml", "output:", "self_contact: {enabled: true, stiffness: -1.0e7}\noutput:"),
        "run contact.yaml", 1, {"contact.yaml", "self_contact.stiffness", "'-1.0e7'"}},

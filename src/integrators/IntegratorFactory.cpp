@@ -29,7 +29,11 @@ namespace {
 std::unique_ptr<Integrator> CreateFemIntegrator(const SceneConfig& scene, FemModel& model, Vec x,
                                                 Vec v) {
   if (scene.integrator == "backward_euler") return std::make_unique<FemBackwardEuler>(model, x, v);
-  if (scene.integrator == "quasi_static") return std::make_unique<FemQuasiStatic>(model, x, v);
+  if (scene.integrator == "quasi_static") {
+    // Quasi-static steps have no velocity: a dashpot would only resist each load step.
+    RefuseContactDamping(scene, " is not available with integrator: quasi_static (no velocities)");
+    return std::make_unique<FemQuasiStatic>(model, x, v);
+  }
   // XPBD steps by constraint projections (gravity taken per step), semi_implicit and
   // async's substeps by forces of x alone: none minimizes the potential that holds the loads.
   if (scene.integrator == "xpbd") {
