@@ -222,7 +222,7 @@ class RockingOnASlope : public ::testing::TestWithParam<std::tuple<double, const
 /// Measured (mean |v|^2 first -> last window, m^2/s^2): after_solve 1.79e-2 -> 1.46e-3
 /// (1/960) and 1.79e-2 -> 5.87e-3 (1/2400); potential 1.70e-2 -> 6.88e-3 and 1.76e-2 ->
 /// 1.13e-2. (The 4 x 1 x 1 m bar of configs/block_on_slope.yaml does rock ever more at
-/// dt = 1/960 s: README "Friction".)
+/// dt = 1/960 s without contact damping: tests/test_fem_contact_damping.cpp.)
 TEST_P(RockingOnASlope, DoesNotGrow) {
   const auto [dt, model] = GetParam();
   std::vector<double> ke, spread;
