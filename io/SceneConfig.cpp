@@ -336,8 +336,8 @@ const Names kSphereKeys = {"center", "radius"};
 const Names kCylinderKeys = {"center", "radius", "axis", "half_length"};
 const Names kTorusKeys = {"center", "axis", "major_radius", "minor_radius"};
 const std::vector<Names> kShapeTypeKeys = {kBoxKeys, kSphereKeys, kCylinderKeys, kTorusKeys};
-const Names kCollisionCommonKeys = {"type", "name", "stiffness", "friction", "boundary", "motion",
-                                    "method"};
+const Names kCollisionCommonKeys = {"type", "name", "stiffness", "friction", "damping",
+                                    "boundary", "motion", "method"};
 const Names kCollisionMethods = {"penalty", "constraint"};
 const std::vector<Names> kCollisionTypeKeys = {
     {"point", "normal"}, kSphereKeys, kBoxKeys, kCylinderKeys, kTorusKeys,
@@ -783,12 +783,23 @@ CollisionObjectConfig ParseCollisionObject(const Field& f, bool mpm, const std::
   m.Read("name", object.name);
   m.Read("stiffness", object.stiffness, kPositive);
   m.Read("friction", object.friction, kNonNegative);
+  if (mpm && m.Has("damping"))
+    m.Get("damping").Error("only FEM scenes take 'damping' (the MPM grid's projection has no "
+                           "contact spring to damp)");
+  m.Read("damping", object.damping, kNonNegative);
   m.Read("boundary", object.boundary, kBoundaries);
   if (mpm && m.Has("method"))
     m.Get("method").Error("only FEM scenes (discretization: fem) take 'method' (MPM grid nodes are "
                           "projected at objects as 'boundary' says)");
   m.Read("method", object.method, kCollisionMethods);
   object.motion = ParseMotion(m.Get("motion"));
+  // The dashpot acts on a node's own normal displacement over the step, which is the
+  // relative one only against a static object; a projected (constraint) node has no spring.
+  if (object.damping > 0.0 && !object.motion.empty())
+    m.Get("damping").Error("needs a static object: this one has 'motion' (leave damping out)");
+  if (object.damping > 0.0 && object.method == "constraint")
+    m.Get("damping").Error("damps the penalty contact spring: method: constraint has none "
+                           "(leave damping out)");
   switch (object.kind) {
     case Kind::kHalfSpace:
       m.Read("point", object.point);

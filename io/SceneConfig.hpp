@@ -201,6 +201,9 @@ struct CollisionObjectConfig {
   /// "constraint" (phi >= 0 held by gradient projection, Sec. 3.2 and 5.1;
   /// fem/ConstraintCollisions.hpp).
   std::string method = "penalty";
+  /// FEM: contact damping ratio zeta >= 0 (dimensionless), the penalty spring's dashpot as
+  /// a fraction of its critical damping (fem/ContactDamping.hpp); 0: undamped.
+  double damping = 0.0;
   /// MPM grid-node projection at the object: "sticky" zeroes the node's velocity relative
   /// to the object, "slip" removes only its inward normal part. Read in FEM scenes too,
   /// and ignored there.

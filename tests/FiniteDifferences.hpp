@@ -54,4 +54,46 @@ inline DirectionalCheck CheckAlong(IncrementalPotential& potential, Mat H, Vec y
   return c;
 }
 
+/// Collective. One term T = E - E_plain of a potential, where `plain` is the same potential
+/// without it (both begun on the same step): at y along d with step h, T's Hessian times d
+/// (H d - H_plain d, the assembled Hessians at y) against the central difference of T's
+/// gradient. Returns {|H_T d - FD|, |H_T d|, d . H_T d}.
+struct TermHessianCheck {
+  double error = 0.0, norm = 0.0, curvature = 0.0;
+};
+
+template <class Potential>
+TermHessianCheck CheckTermHessian(Potential& potential, Potential& plain, Vec y, Vec d, double h) {
+  TermHessianCheck c;
+  Vec Hd, Hd_plain, yp, ym, g, fd;
+  for (Vec* w : {&Hd, &Hd_plain, &yp, &ym, &g, &fd}) OPTISTEP_PETSC(VecDuplicate(y, w));
+  Mat H = potential.CreateHessian(), H_plain = plain.CreateHessian();
+  potential.Hessian(y, H);
+  plain.Hessian(y, H_plain);
+  OPTISTEP_PETSC(MatMult(H, d, Hd));
+  OPTISTEP_PETSC(MatMult(H_plain, d, Hd_plain));
+  OPTISTEP_PETSC(VecAXPY(Hd, -1.0, Hd_plain));  // the term's Hessian times d
+  OPTISTEP_PETSC(VecWAXPY(yp, h, d, y));
+  OPTISTEP_PETSC(VecWAXPY(ym, -h, d, y));
+  // (g_T(y + h d) - g_T(y - h d)) / 2h, g_T = g - g_plain.
+  potential.Gradient(yp, fd);
+  potential.Gradient(ym, g);
+  OPTISTEP_PETSC(VecAXPY(fd, -1.0, g));
+  plain.Gradient(yp, g);
+  OPTISTEP_PETSC(VecAXPY(fd, -1.0, g));
+  plain.Gradient(ym, g);
+  OPTISTEP_PETSC(VecAXPY(fd, 1.0, g));
+  OPTISTEP_PETSC(VecScale(fd, 1.0 / (2 * h)));
+  OPTISTEP_PETSC(VecNorm(Hd, NORM_2, &c.norm));
+  PetscScalar dHd = 0.0;
+  OPTISTEP_PETSC(VecDot(d, Hd, &dHd));
+  c.curvature = dHd;
+  OPTISTEP_PETSC(VecAXPY(fd, -1.0, Hd));
+  OPTISTEP_PETSC(VecNorm(fd, NORM_2, &c.error));
+  MatDestroy(&H);
+  MatDestroy(&H_plain);
+  for (Vec* w : {&Hd, &Hd_plain, &yp, &ym, &g, &fd}) VecDestroy(w);
+  return c;
+}
+
 }  // namespace optistep::test

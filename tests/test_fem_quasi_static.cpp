@@ -142,5 +142,55 @@ TEST(FemQuasiStatic, RampedGravityReachesTheFullLoadSolution) {
   EXPECT_NEAR(last, full, 1e-5 * std::abs(full));
 }
 
+/// Loads alone (no gravity): a clamped bar (L = 2 m, 0.2 x 0.2 m, linear material, nu = 0
+/// so that the clamp does not hinder a lateral contraction) pulled at its free end by a
+/// traction t = 1e3 Pa ramped over the run, in 2 quasi-static steps. Its convergence is
+/// relative to the loads' magnitude (|f_ext| = |t A0 / 3 per face corner|_2 at the ramp's
+/// peak: before issue 10's fix, gravity zero stopped the run "needs a load"). Uniaxial
+/// stress: the end moves by tau t L / E, exact for linear tets (uniform strain).
+TEST(FemQuasiStatic, LoadsAloneStretchABarByTLOverE) {
+  const double L = 2.0, E = 1.0e6, t = 1.0e3;
+  const std::string dir = test::SharedTempDir("qs_loads");
+  test::WriteBoxMesh(dir + "/bar", 10, 1, 1, Vec3(L, 0.2, 0.2));
+  const SceneConfig scene = test::MakeScene(dir + "/bar.yaml", R"(integrator: quasi_static
+gravity: [0, 0, 0]
+time: {frame_dt: 1000, frames: 2}
+bodies:
+  - mesh: bar.node
+    material: {model: linear, E: 1.0e6, nu: 0, density: 1000}
+boundary_conditions:
+  - select: {axis: x, end: min, within: 0.001}
+loads:
+  - {type: traction, select: {axis: x, end: max, within: 0.001}, traction: [1.0e3, 0, 0],
+     time_function: {type: ramp, start: 0, end: 2000}}
+)");
+  FemSimulation sim(PETSC_COMM_WORLD, scene);
+  FemQuasiStatic integrator(sim.model(), sim.positions(), sim.velocities());
+  // |f_ext|: the end face (A = 0.04 m^2) is two triangles of A / 2, each giving its corners
+  // t A / 6; the two corners on their shared diagonal take two shares: |f_ext| = t A / 6
+  // sqrt(2^2 + 2^2 + 1 + 1) = 21.08 N at the ramp's peak, times the default tolerance 1e-6.
+  const double f_ext = t * 0.04 / 6.0 * std::sqrt(10.0);
+  EXPECT_NEAR(integrator.Tau(), 1e-6 * f_ext, 1e-12 * f_ext);
+  const std::vector<double> X = sim.GatherPositions();
+  for (int step = 1; step <= 2; ++step) {
+    const SolveReport report = integrator.TryStep(1000.0);
+    ASSERT_TRUE(report.converged) << report.reason;
+    const std::vector<double> x = sim.GatherPositions();
+    double stretch = 0.0;
+    int count = 0;
+    for (std::size_t n = 0; n < X.size() / 3; ++n)
+      if (std::abs(X[3 * n] - L) < 1e-9) {
+        stretch += x[3 * n] - X[3 * n];
+        ++count;
+      }
+    stretch /= count;
+    const double expected = 0.5 * step * t * L / E;
+    PetscPrintf(PETSC_COMM_WORLD, "quasi-static, loads only: step %d: end moves %.9e m (tau t L / E = %.9e m), "
+                "%d Newton iterations, |g| %.3e N <= %.3e N\n", step, stretch, expected,
+                report.iterations, report.gradient_norm, integrator.Tau());
+    EXPECT_NEAR(stretch, expected, 1e-5 * expected);
+  }
+}
+
 }  // namespace
 }  // namespace optistep

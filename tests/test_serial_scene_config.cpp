@@ -480,7 +480,7 @@ TEST_F(SceneConfigTest, BadInputsNameFileAndKey) {
       {"key of another collision type",
        time + body + "collision_objects: [{type: half_space, normal: [0,1,0], radius: 1}]\n",
        {"collision_objects[0].radius: not allowed for type half_space (allowed: type, name, "
-        "stiffness, friction, boundary, motion, method, point, normal)"}},
+        "stiffness, friction, damping, boundary, motion, method, point, normal)"}},
       {"unknown collision type",
        time + body + "collision_objects: [{type: cone}]\n",
        {"collision_objects[0].type: expected one of half_space, sphere, box, cylinder, torus, "

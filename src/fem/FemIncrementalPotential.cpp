@@ -39,6 +39,7 @@ FemIncrementalPotential::FemIncrementalPotential(FemModel& model, double damping
   OPTISTEP_PETSC(VecDuplicate(x_n_, &work2_));
   if (model_.scene().friction.model == "potential")
     friction_ = std::make_unique<FrictionPotential>(model_, model_.scene().friction.epsilon_v);
+  if (ContactDamping::Wanted(model_)) contact_damping_ = std::make_unique<ContactDamping>(model_);
   const SelfContactConfig& contact = model_.scene().self_contact;
   if (contact.enabled) self_contact_ = std::make_unique<SelfContact>(model_, contact.stiffness);
   if (ConstraintCollisions::Any(model_)) constraints_ = std::make_unique<ConstraintCollisions>(model_);
@@ -76,6 +77,12 @@ void FemIncrementalPotential::BeginStep(Vec x_n, Vec v_n, double dt, double t_ne
     if (constraints_) damping_rows_ = row_values_;
   }
   if (friction_) LagFriction(x_n_);
+  if (contact_damping_) {
+    const PetscScalar* xn = nullptr;
+    OPTISTEP_PETSC(VecGetArrayRead(x_n_, &xn));
+    contact_damping_->Lag(xn, dt_);
+    OPTISTEP_PETSC(VecRestoreArrayRead(x_n_, &xn));
+  }
   if (constraints_) constraints_->Clear();
   contact_counts_ = {};
 }
@@ -103,6 +110,7 @@ double FemIncrementalPotential::ExternalLoadNorm() const {
       const double m = model_.Mass(static_cast<int>(l));
       sum += m * m * g2;
     }
+  if (!loads_.empty()) sum += loads_.PeakForceSquaredNorm();
   MPI_Allreduce(MPI_IN_PLACE, &sum, 1, MPI_DOUBLE, MPI_SUM, model_.comm());
   return std::sqrt(sum);
 }
@@ -177,7 +185,8 @@ PetscReal FemIncrementalPotential::Evaluate(Vec x, Vec g) {
     }
     if (mesh.tet_counted[e]) energy += V * psi;
   }
-  // Inertia, gravity, collision penalties and friction, node by node (owned nodes).
+  // Inertia, gravity, collision penalties, friction and contact damping, node by node
+  // (owned nodes).
   const PetscScalar* xh = nullptr;
   OPTISTEP_PETSC(VecGetArrayRead(x_hat_, &xh));
   const Vec3 gravity = load_scale_ * gravity_;
@@ -196,6 +205,7 @@ PetscReal FemIncrementalPotential::Evaluate(Vec x, Vec g) {
     Vec3 grad = m * inv_dt2 * dx - m * gravity;
     for (const auto& c : model_.collision_objects()) energy += c.Penalty(xi, m, &grad, nullptr);
     if (friction_) energy += friction_->NodeTerm(static_cast<int>(l), xi, &grad, nullptr);
+    if (contact_damping_) energy += contact_damping_->NodeTerm(static_cast<int>(l), xi, &grad, nullptr);
     if (ga)
       for (int d = 0; d < 3; ++d) ga[3 * l + d] += grad[d];
   }
@@ -346,8 +356,8 @@ void FemIncrementalPotential::Hessian(Vec x, Mat H) {
     const auto local = LoadLocal(x);
     const PetscScalar* xl = local->data();
     AccumulateElasticHessian(xl);
-    // Inertia m_i/dt^2 I, the (Gauss-Newton) collision penalty and friction on the
-    // diagonal blocks; Dirichlet rows keep m_i/dt^2 I without inertia (quasi-static).
+    // Inertia m_i/dt^2 I, the (Gauss-Newton) collision penalty, friction and contact
+    // damping on the diagonal blocks; Dirichlet rows keep m_i/dt^2 I without inertia (quasi-static).
     const double inv_dt2 = 1.0 / (dt_ * dt_);
     for (PetscInt l = 0; l < mesh.n_owned; ++l) {
       const double m = model_.Mass(static_cast<int>(l));
@@ -359,6 +369,7 @@ void FemIncrementalPotential::Hessian(Vec x, Mat H) {
         Mat3 penalty = Mat3::Zero();
         for (const auto& c : model_.collision_objects()) c.Penalty(xi, m, nullptr, &penalty);
         if (friction_) friction_->NodeTerm(static_cast<int>(l), xi, nullptr, &penalty);
+        if (contact_damping_) contact_damping_->NodeTerm(static_cast<int>(l), xi, nullptr, &penalty);
         block += penalty;
       }
     }

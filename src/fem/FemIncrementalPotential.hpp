@@ -3,6 +3,8 @@
 // Sec. 2.2-2.3, eq. 5), over node positions x (m):
 //   E(x) = w sum_i m_i |x_i - x_hat_i|^2 / (2 dt^2) + sum_e V_e Psi(F_e(x)) - s sum_i m_i g . x_i
 //        + sum_i sum_c k_c m_i max(-phi_c(x_i), 0)^3                     (Sec. 5.2)
+//        + sum_i sum_c c_ic / (2 dt) (n_ic . (x_i - x_n,i))^2   (contact damping, lagged at x_n;
+//                                  fem/ContactDamping.hpp; collision objects' damping > 0)
 //        + beta / (2 dt) (x - x_n)^T K(x_n) (x - x_n)     (lagged Rayleigh damping, Sec. 4.2)
 //        + E_loads(x, t_next)             (the scene's loads, fem/FemLoads.hpp; g = g(t_next))
 //        + sum_p k d_p sqrt(d_p + 1e-15)   (self-contact, Sec. 5.3, when the scene enables it;
@@ -23,6 +25,7 @@
 
 #include "core/GhostedVector.hpp"
 #include "fem/ConstraintCollisions.hpp"
+#include "fem/ContactDamping.hpp"
 #include "fem/FemLoads.hpp"
 #include "fem/FemModel.hpp"
 #include "fem/FrictionPotential.hpp"
@@ -70,8 +73,10 @@ class FemIncrementalPotential : public IncrementalPotential {
     inertia_ = inertia_weight;
     load_scale_ = load_scale;
   }
-  /// The external load of the free nodes, |f_ext|_2 = |load_scale m_i g|_2 over the free
-  /// owned nodes of all ranks (N). Collective.
+  /// The external load of the free nodes (N), over the free owned nodes of all ranks:
+  /// |f_ext|_2 = sqrt(|load_scale m_i g|_2^2 + sum_loads |peak tau f_load|_2^2), the loads'
+  /// nodal forces at their time function's peak (FemLoads::PeakForceSquaredNorm), each load
+  /// and gravity in quadrature so that opposing loads do not cancel. Collective.
   double ExternalLoadNorm() const;
   /// Restricts the potential to the elastic terms of the local tets with tets[e] != 0 and,
   /// with external = false, drops gravity and the collision penalties (the coupled step of
@@ -146,6 +151,7 @@ class FemIncrementalPotential : public IncrementalPotential {
   std::vector<double> body_stiffness_volume_;
   bool project_spd_ = true;
   std::unique_ptr<FrictionPotential> friction_;  ///< null unless friction.model is potential
+  std::unique_ptr<ContactDamping> contact_damping_;  ///< null unless an object has damping > 0
   double inertia_ = 1.0;
   double load_scale_ = 1.0;
   std::vector<char> active_tets_;  ///< empty: all tets (Restrict)

@@ -190,6 +190,28 @@ double FemLoads::Energy(const double* xl, double* ga) const {
   return energy;
 }
 
+double FemLoads::PeakForceSquaredNorm() const {
+  const DistributedTetMesh& mesh = model_.mesh();
+  double sum = 0.0;
+  for (std::size_t i = 0; i < loads_.size(); ++i) {
+    std::vector<Vec3> nodal(mesh.n_owned, Vec3::Zero());
+    for (const auto& [l, f] : dead_[i]) nodal[l] += f;
+    for (const Face& face : follower_faces_) {
+      if (face.load != static_cast<int>(i)) continue;
+      const Vec3 area_normal = 0.5 * (mesh.X[face.node[1]] - mesh.X[face.node[0]])
+                                         .cross(mesh.X[face.node[2]] - mesh.X[face.node[0]]);
+      for (const int l : face.node)
+        if (l < mesh.n_owned) nodal[l] += loads_[i].pressure * area_normal / 3.0;
+    }
+    double load_sum = 0.0;
+    for (PetscInt l = 0; l < mesh.n_owned; ++l)
+      if (!model_.IsConstrained(static_cast<int>(l))) load_sum += nodal[l].squaredNorm();
+    const double peak = tau_[i].Peak();
+    sum += peak * peak * load_sum;
+  }
+  return sum;
+}
+
 void FemLoads::AddHessian(const double* xl, bool project, const BlockSink& add) const {
   // The projected Hessian leaves the load stiffness out (see the header).
   if (project) return;

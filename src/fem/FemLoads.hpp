@@ -54,6 +54,11 @@ class FemLoads {
   /// then ghost; this rank's share: its owned nodes and counted faces), and when ga is
   /// non-null adds the gradient (N) to the owned rows ga[3 l + d].
   double Energy(const double* xl, double* ga) const;
+  /// Rank-local: sum over the loads of (peak |tau|)^2 sum_i |f_i|^2 (N^2) over the owned
+  /// free nodes, f_i a load's nodal forces at tau = 1 in the rest shape (a follower
+  /// pressure's p A0 n0 / 3 per face corner): this rank's share of the loads' reference
+  /// magnitude for load-relative convergence (integrators/FemQuasiStatic).
+  double PeakForceSquaredNorm() const;
   /// Receives a 3x3 Hessian block of tet `tet` at (row corner a, column corner b).
   using BlockSink = std::function<void(int tet, int a, int b, const Mat3& block)>;
   /// Rank-local: the follower pressures' Hessian blocks for the rows of owned nodes, at xl;

@@ -26,7 +26,8 @@ FemQuasiStatic::FemQuasiStatic(FemModel& model, Vec x, Vec v)
   const SceneConfig& scene = model.scene();
   tau_ = scene.quasi_static.tolerance * potential_.ExternalLoadNorm();
   if (!(tau_ > 0.0))
-    throw InputError(scene.path + ": integrator: quasi_static needs a load: gravity is zero");
+    throw InputError(scene.path + ": integrator: quasi_static needs a load: gravity is zero "
+                     "and no loads: entry has a nonzero force on a free node");
   minimizer_ = CreateMinimizer(model.comm(), LoadRelative(scene.solver, tau_),
                                MinimizerDefaults{PCJACOBI}, scene.path);
   potential_.SetProjectHessian(scene.solver.hessian_projection == "element");

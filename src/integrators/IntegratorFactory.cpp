@@ -33,6 +33,8 @@ std::unique_ptr<Integrator> CreateFemIntegrator(const SceneConfig& scene, FemMod
     if (scene.self_contact.friction > 0.0)  // friction after the solve acts on velocities
       throw InputError(scene.path + ": self_contact.friction: is not available with integrator: "
                        "quasi_static, which has no velocities (leave it out or 0)");
+    // Quasi-static steps have no velocity: a dashpot would only resist each load step.
+    RefuseContactDamping(scene, " is not available with integrator: quasi_static (no velocities)");
     return std::make_unique<FemQuasiStatic>(model, x, v);
   }
   // XPBD steps by constraint projections (gravity taken per step), semi_implicit and

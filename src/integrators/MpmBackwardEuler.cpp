@@ -1,6 +1,7 @@
 #include "integrators/MpmBackwardEuler.hpp"
 
 #include <algorithm>
+#include <sstream>
 #include <string>
 
 #include "core/Error.hpp"
@@ -131,6 +132,7 @@ SolveReport MpmBackwardEuler::TryStep(double dt) {
       report.reason = "NaN in the new grid velocities";
     }
   }
+  if (report.converged) CheckReach(step, v_new, dt);
   if (report.converged) {
     mpm::Particles& particles = domain_.particles();
     {
@@ -161,6 +163,41 @@ SolveReport MpmBackwardEuler::TryStep(double dt) {
   VecDestroy(&dv);
   VecDestroy(&guess);
   return report;
+}
+
+void MpmBackwardEuler::CheckReach(const mpm::StepGrid& step, const std::vector<double>& v_new,
+                                  double dt) const {
+  // G2P gives each particle a weighted mean of the new grid velocities (APIC) plus, for
+  // FLIP, its old velocity and the old grid velocities' mean: |v_p| is at most
+  // max |v_new| + flip (|v_p,old| + max |v_old|), so |x_p + dt v_p| is bounded by `reach`.
+  auto max_speed = [](const std::vector<double>& v) {
+    double most = 0.0;
+    for (std::size_t i = 0; i + 2 < v.size(); i += 3)
+      most = std::max(most, Vec3(v[i], v[i + 1], v[i + 2]).norm());
+    return most;
+  };
+  const mpm::Particles& p = domain_.particles();
+  double values[3] = {max_speed(v_new), max_speed(step.grid.v), 0.0};  // then max |x|, |v_p|
+  double particle_speed = 0.0;
+  for (std::size_t k = 0; k < domain_.n_owned(); ++k) {
+    values[2] = std::max(values[2], p.x[k].norm());
+    particle_speed = std::max(particle_speed, p.v[k].norm());
+  }
+  values[1] += particle_speed;
+  MPI_Allreduce(MPI_IN_PLACE, values, 3, MPI_DOUBLE, MPI_MAX, comm_);
+  const double speed = values[0] + scene_.mpm.flip * values[1];
+  const double reach = values[2] + dt * speed;
+  const double range = static_cast<double>(mpm::LocalGrid::kMaxBlockCoordinate) *
+                       mpm::LocalGrid::kBlockWidth * scene_.mpm.dx;
+  if (reach < 0.5 * range) return;
+  std::ostringstream message;
+  message.precision(3);
+  message << "MPM: the step of dt = " << dt << " s to t = " << t_ + dt
+          << " s would carry particles up to " << reach << " m from the origin (new grid speeds up to "
+          << values[0] << " m/s), beyond half the sparse grid's range of " << range
+          << " m (2^20 blocks of 4 dx; a free body under a net force F moves F dt^2 / M in a "
+             "step)";
+  throw StepFailure(message.str());
 }
 
 std::vector<std::string> MpmBackwardEuler::BalanceColumns() {

@@ -32,6 +32,13 @@ class MpmBackwardEuler : public BackwardEuler {
   /// The constraint of every local grid node at the start of a step of size dt (the
   /// first object holding a node wins; ghosts are classified like their owners).
   std::vector<mpm::NodeConstraint> NodeConstraints(const mpm::StepGrid& step, double dt) const;
+  /// Collective, before G2P: throws StepFailure (one line: dt, the reach, the range) when
+  /// the converged step with new grid velocities v_new (m/s, 3 per local node) could carry
+  /// a particle beyond half the sparse grid's addressable range, 2^20 blocks of 4 dx from
+  /// the origin (mpm::LocalGrid::BlockKey), where the next P2G could not place it. Nothing
+  /// of the state has changed then. A free body under a net force F at dt = 1000 s (a
+  /// static step) does that: backward Euler gives it F dt / M, not an equilibrium.
+  void CheckReach(const mpm::StepGrid& step, const std::vector<double>& v_new, double dt) const;
 
   mpm::MpmDomain& domain_;
   const mpm::MpmModel& model_;

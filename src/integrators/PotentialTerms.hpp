@@ -1,7 +1,7 @@
 #pragma once
 // Scene terms that only the incremental potential (src/fem/FemIncrementalPotential) carries:
 // the `loads:` (src/fem/FemLoads), IPC's friction potential, the self-contact penalty
-// (src/fem/SelfContact) and, for integrators that keep forces as functions of x alone, a
+// (src/fem/SelfContact), the contact damping (src/fem/ContactDamping) and, for integrators that keep forces as functions of x alone, a
 // time-dependent gravity. Integrators that step without that potential (xpbd on tets and
 // particles, semi_implicit, async's substeps) refuse them instead of ignoring them.
 
@@ -12,9 +12,17 @@
 
 namespace optistep {
 
+/// Not collective. Throws InputError naming the scene and the first collision object with
+/// damping > 0, the message ending in `why`.
+inline void RefuseContactDamping(const SceneConfig& scene, const std::string& why) {
+  for (std::size_t i = 0; i < scene.collision_objects.size(); ++i)
+    if (scene.collision_objects[i].damping > 0.0)
+      throw InputError(scene.path + ": collision_objects[" + std::to_string(i) + "].damping:" + why);
+}
+
 /// Not collective (every rank reads the same scene). Throws InputError naming the scene, the
 /// key and `integrator` for loads, friction.model other than after_solve, self_contact
-/// enabled, and, unless time_dependent_gravity, a gravity_time_function.
+/// enabled, a collision object's damping > 0, and, unless time_dependent_gravity, a gravity_time_function.
 inline void RefusePotentialOnlyTerms(const SceneConfig& scene, bool time_dependent_gravity) {
   const std::string with = " is not available with integrator: " + scene.integrator +
                            (scene.discretization == "particles" ? " on particles" : "");
@@ -27,6 +35,7 @@ inline void RefusePotentialOnlyTerms(const SceneConfig& scene, bool time_depende
   if (scene.self_contact.enabled)
     throw InputError(scene.path + ": self_contact.enabled:" + with +
                      " (backward_euler and quasi_static take it)");
+  RefuseContactDamping(scene, with + " (backward_euler takes it)");
   const TimeFunctionConfig& tau = scene.gravity_time_function;
   const bool unit = tau.kind == TimeFunctionConfig::Kind::kConstant && tau.value == 1.0;
   if (!time_dependent_gravity && !unit)

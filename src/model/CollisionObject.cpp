@@ -249,4 +249,10 @@ Mat3 CollisionObject::DistanceHessian(const Vec3& x) const {
   return Mat3::Zero();
 }
 
+double CollisionObject::DampingCoefficient(const Vec3& x, double mass, Vec3* normal) const {
+  if (!(c_.damping > 0.0)) return 0.0;
+  const double phi = SignedDistance(x, normal);
+  return phi < 0.0 ? 2.0 * c_.damping * mass * std::sqrt(6.0 * c_.stiffness * (-phi)) : 0.0;
+}
+
 }  // namespace optistep

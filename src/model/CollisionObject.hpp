@@ -34,6 +34,11 @@ class CollisionObject {
   double Penalty(const Vec3& x, double mass, Vec3* gradient, Mat3* hessian) const;
   /// Normal force magnitude 3 k m phi^2 (N) at x, 0 without contact; normal in *normal.
   double NormalForce(const Vec3& x, double mass, Vec3* normal) const;
+  /// Dashpot coefficient c = 2 zeta sqrt(m k_n) = 2 zeta m sqrt(6 k (-phi)) (kg/s) of the
+  /// contact at x, zeta = config().damping: zeta of the critical damping of the penalty's
+  /// stiffness k_n = 6 k m (-phi) there (fem/ContactDamping.hpp); 0 without contact or
+  /// damping. The outward normal goes to *normal.
+  double DampingCoefficient(const Vec3& x, double mass, Vec3* normal) const;
   double friction() const { return c_.friction; }
   const CollisionObjectConfig& config() const { return c_; }
   /// method: constraint (fem/ConstraintCollisions.hpp): phi >= 0 is held by gradient

@@ -1,6 +1,9 @@
 #include "model/TimeFunction.hpp"
 
 #include <algorithm>
+#include <cmath>
+
+#include <algorithm>
 
 namespace optistep {
 
@@ -27,6 +30,22 @@ double TimeFunction::operator()(double t) const {
     }
   }
   return 1.0;
+}
+
+double TimeFunction::Peak() const {
+  using Kind = TimeFunctionConfig::Kind;
+  switch (config_.kind) {
+    case Kind::kConstant:
+      return std::abs(config_.value);
+    case Kind::kRamp:
+      return std::max(std::abs(config_.from), std::abs(config_.to));
+    case Kind::kTable: {
+      double peak = 0.0;
+      for (const auto& point : config_.points) peak = std::max(peak, std::abs(point.second));
+      return peak;
+    }
+  }
+  return 0.0;
 }
 
 bool TimeFunction::IsUnit() const {

@@ -12,6 +12,8 @@ class TimeFunction {
   /// tau(t), t in s: constant value; ramp from `from` (t <= start) to `to` (t >= end),
   /// linear between; table: linear between neighbouring points, the end values beyond.
   double operator()(double t) const;
+  /// max over all t of |tau(t)|: |value|, max(|from|, |to|), or the table's largest |tau|.
+  double Peak() const;
   /// Whether tau is 1 at all times (the default of a load and of gravity).
   bool IsUnit() const;
   const TimeFunctionConfig& config() const { return config_; }
