@@ -115,7 +115,10 @@ for name in "${stale[@]}"; do
     $SUDO apt-get update -qq
     $SUDO apt-get install -y -qq --no-install-recommends libopenmesh1 >/dev/null
   fi
-  (cd "$tmp" && apt-get download -qq libopenmesh-apps 2>/dev/null)
+  if ! (cd "$tmp" && apt-get download -qq libopenmesh-apps 2>/dev/null); then
+    $SUDO apt-get update -qq
+    (cd "$tmp" && apt-get download -qq libopenmesh-apps)
+  fi
   dpkg-deb -x "$tmp"/libopenmesh-apps_*.deb "$tmp/openmesh"
   decimater="$tmp/openmesh/usr/bin/OpenMesh-commandlineDecimater"
 done
