@@ -6,20 +6,29 @@
 # The .off files come from Debian's libcgal-demo package, unpacked without installing it
 # (installing would pull in some 74 packages): it holds them in a data.tar.gz under
 # usr/share/doc/, at data/meshes/ inside. Only Debian's package registry is needed.
+# armadillo_coarse (6832 nodes, 25072 tets, configs/armadillo_drop.yaml) is armadillo.off
+# first decimated to 1000 vertices by OpenMesh's quadric decimater (OpenMesh-commandline-
+# Decimater -M Q -M NF -M AR:5 -n -1000: quadric error, no normal flips, triangle aspect
+# ratio <= 5; Debian's libopenmesh-apps, unpacked like libcgal-demo since installing it
+# pulls in Qt; it needs only libopenmesh1, which is installed), then given to TetGen. The
+# decimation is deterministic, so the mesh is the same on every machine.
 # Idempotent: files already there are kept, so a second run takes well under a second.
 # Usage: scripts/fetch-meshes.sh [FILE...]   (as root, or a user with sudo for tetgen)
 #   FILE: <name>.off, a surface (elephant, armadillo, bunny00), or <name>.1.node, a TetGen
-#   mesh (elephant, armadillo; with its .ele, .face, .edge, and its surface). Without
-#   arguments, all of them. Meshing armadillo (751680 tets) takes some 20 s; the others
-#   take about a second each, the download a few seconds.
+#   mesh (elephant, armadillo, armadillo_coarse; with its .ele, .face, .edge, and its
+#   surface). Without arguments, all of them. Meshing armadillo (751680 tets) takes some
+#   20 s; the others take about a second each, the download a few seconds.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 out="$root/data/meshes"
 known_surfaces=(elephant armadillo bunny00)
-known_volumes=(elephant armadillo)
+known_volumes=(elephant armadillo armadillo_coarse)
 # -p: tetrahedralize the closed surface; -q1.5: radius-edge ratio <= 1.5; -Q: quiet.
 tetgen_flags=-pq1.5Q
+
+# The surface a volume mesh is made from: <name>_coarse from <name>.off (decimated first).
+source_of() { echo "${1%_coarse}"; }
 
 # Whether word $1 is one of the remaining arguments.
 contains() {
@@ -50,6 +59,7 @@ for file in "${files[@]}"; do
   if [[ $file == *.1.node ]] && ! contains "$name" "${volumes[@]}"; then
     volumes+=("$name")
   fi
+  [[ $file == *.1.node ]] && name=$(source_of "$name")
   contains "$name" "${surfaces[@]}" || surfaces+=("$name")
 done
 
@@ -86,7 +96,7 @@ fi
 
 stale=()
 for name in "${volumes[@]}"; do
-  [[ -s "$out/$name.1.ele" && "$out/$name.1.ele" -nt "$out/$name.off" ]] || stale+=("$name")
+  [[ -s "$out/$name.1.ele" && "$out/$name.1.ele" -nt "$out/$(source_of "$name").off" ]] || stale+=("$name")
 done
 
 if ((${#stale[@]} > 0)) && ! command -v tetgen >/dev/null; then
@@ -97,11 +107,32 @@ if ((${#stale[@]} > 0)) && ! command -v tetgen >/dev/null; then
   fi
 fi
 
+decimater=""
+for name in "${stale[@]}"; do
+  [[ $name == *_coarse && -z $decimater ]] || continue
+  echo "fetch-meshes: getting OpenMesh's decimater from Debian's libopenmesh-apps" >&2
+  if ! $SUDO apt-get install -y -qq --no-install-recommends libopenmesh1 >/dev/null; then
+    $SUDO apt-get update -qq
+    $SUDO apt-get install -y -qq --no-install-recommends libopenmesh1 >/dev/null
+  fi
+  if ! (cd "$tmp" && apt-get download -qq libopenmesh-apps 2>/dev/null); then
+    $SUDO apt-get update -qq
+    (cd "$tmp" && apt-get download -qq libopenmesh-apps)
+  fi
+  dpkg-deb -x "$tmp"/libopenmesh-apps_*.deb "$tmp/openmesh"
+  decimater="$tmp/openmesh/usr/bin/OpenMesh-commandlineDecimater"
+done
+
 for name in "${stale[@]}"; do
   echo "fetch-meshes: tetgen $tetgen_flags $name.off" >&2
   # Mesh in the temporary folder and move the results last, so an interrupted run
   # leaves no half-written mesh that a later run would take as done.
-  cp "$out/$name.off" "$tmp/$name.off"
+  if [[ $name == *_coarse ]]; then
+    "$decimater" -M Q -M NF -M AR:5 -n -1000 -i "$out/$(source_of "$name").off" \
+      -o "$tmp/$name.off" >/dev/null 2>&1
+  else
+    cp "$out/$name.off" "$tmp/$name.off"
+  fi
   tetgen "$tetgen_flags" "$tmp/$name.off" >/dev/null
   mv "$tmp/$name.1.node" "$tmp/$name.1.face" "$tmp/$name.1.edge" "$out/"
   mv "$tmp/$name.1.ele" "$out/"

@@ -39,6 +39,7 @@ using test::Rank;
 /// steps (time.dt below the frame dt, or, for the twisting bars, a CFL limit below it, so
 /// the controller's re-split of the frame after every step is exercised too).
 const std::map<std::string, std::vector<std::string>> kSmall = {
+    {"armadillo_drop", {"time.frames=2", "time.frame_rate=480", "time.dt=0.0010416666666666667"}},
     // Lowered to land on the slip ground within the run.
     {"armadillo_drop_mpm",
      {"time.frames=2", "time.dt=0.020833333333333332", "mpm.dx=0.08",
