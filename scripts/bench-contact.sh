@@ -20,10 +20,6 @@ BUILD=${BUILD:-build}
 exe="$root/$BUILD/src/optistep"
 out="$root/out/bench/contact"
 mkdir -p "$out"
-sum_column() {
-  awk -F, -v name="$2" 'NR == 1 { for (i = 1; i <= NF; ++i) if ($i == name) c = i; next }
-                        { s += $c } END { printf "%.6g", s }' "$1"
-}
 {
   echo "| ranks | run | wall s (24 frames) | detection s (share) | tree rebuilds s | contact evaluations | skipped by the guard | load (uptime) |"
   echo "|---|---|---|---|---|---|---|---|"

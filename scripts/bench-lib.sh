@@ -5,6 +5,11 @@ column_mean() {
   awk -F, -v name="$2" 'NR == 1 { for (i = 1; i <= NF; ++i) if ($i == name) c = i; next }
                         { s += $c; n++ } END { printf "%.6g", n ? s / n : 0 }' "$1"
 }
+# stats.csv column by header name -> sum over the steps (rows).
+sum_column() {
+  awk -F, -v name="$2" 'NR == 1 { for (i = 1; i <= NF; ++i) if ($i == name) c = i; next }
+                        { s += $c } END { printf "%.6g", s }' "$1"
+}
 # "12.3" -> "12.3 (45%)": a phase's mean seconds per step and its share of the wall time.
 share() {
   awk -v t="$1" -v w="$2" 'BEGIN { printf "%.3f (%.0f%%)", t, (w > 0 ? 100 * t / w : 0) }'
