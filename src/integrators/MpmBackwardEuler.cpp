@@ -35,8 +35,8 @@ double MpmBackwardEuler::MaxStep() const {
     for (const auto& o : model_.objects) {
       if (!o.moving()) continue;
       Vec3 n;
-      if (o.SignedDistance(p.x[k], t_, &n) < 2.0 * scene_.mpm.dx)
-        v_max = std::max(v_max, o.Velocity(p.x[k], t_).norm());
+      if (o.SignedDistanceAt(p.x[k], t_, &n) < 2.0 * scene_.mpm.dx)
+        v_max = std::max(v_max, o.VelocityAt(p.x[k], t_).norm());
     }
   }
   MPI_Allreduce(MPI_IN_PLACE, &v_max, 1, MPI_DOUBLE, MPI_MAX, comm_);
@@ -53,9 +53,9 @@ std::vector<mpm::NodeConstraint> MpmBackwardEuler::NodeConstraints(const mpm::St
     const Vec3 v(step.grid.v[3 * i], step.grid.v[3 * i + 1], step.grid.v[3 * i + 2]);
     for (const auto& o : model_.objects) {
       Vec3 n;
-      if (o.SignedDistance(x, t_, &n) > 0.0) continue;
+      if (o.SignedDistanceAt(x, t_, &n) > 0.0) continue;
       mpm::NodeConstraint& c = constraints[i];
-      c.velocity = o.Velocity(x, t_ + 0.5 * dt);
+      c.velocity = o.VelocityAt(x, t_ + 0.5 * dt);
       c.friction = o.friction();
       if (o.sticky()) {
         c.kind = mpm::NodeConstraint::Kind::kSticky;

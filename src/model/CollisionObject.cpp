@@ -67,12 +67,17 @@ void CollisionObject::SetTime(double t) {
   if (moving()) Frame(t, &R_, &o_);
 }
 
+double CollisionObject::PosedSignedDistance(const Vec3& x, const Mat3& R, const Vec3& o,
+                                            Vec3* normal) const {
+  Vec3 n_body;
+  const double phi = RestSignedDistance(R.transpose() * (x - o), &n_body);
+  *normal = R * n_body;
+  return phi;
+}
+
 double CollisionObject::SignedDistance(const Vec3& x, Vec3* normal) const {
   if (!moving()) return RestSignedDistance(x, normal);
-  Vec3 n_body;
-  const double phi = RestSignedDistance(R_.transpose() * (x - o_), &n_body);
-  *normal = R_ * n_body;
-  return phi;
+  return PosedSignedDistance(x, R_, o_, normal);
 }
 
 double CollisionObject::SignedDistanceAt(const Vec3& x, double t, Vec3* normal) const {
@@ -80,10 +85,7 @@ double CollisionObject::SignedDistanceAt(const Vec3& x, double t, Vec3* normal) 
   Mat3 R;
   Vec3 o;
   Frame(t, &R, &o);
-  Vec3 n_body;
-  const double phi = RestSignedDistance(R.transpose() * (x - o), &n_body);
-  *normal = R * n_body;
-  return phi;
+  return PosedSignedDistance(x, R, o, normal);
 }
 
 Vec3 CollisionObject::VelocityAt(const Vec3& x, double t) const {

@@ -1,5 +1,6 @@
 #pragma once
-// Analytic collision objects as penalty energies (Gast et al. 2015 Sec. 5.2).
+// Analytic collision objects: FEM penalty energies (Gast et al. 2015 Sec. 5.2) or
+// constraints (Sec. 3.2), and the MPM grid boundary conditions (sticky or slip).
 #include "core/Types.hpp"
 #include "io/SceneConfig.hpp"
 #include "model/ScriptedMotion.hpp"
@@ -40,6 +41,9 @@ class CollisionObject {
   /// damping. The outward normal goes to *normal.
   double DampingCoefficient(const Vec3& x, double mass, Vec3* normal) const;
   double friction() const { return c_.friction; }
+  /// MPM: grid nodes at the object take its velocity ("sticky") rather than losing only
+  /// their inward normal part ("slip").
+  bool sticky() const { return c_.boundary == "sticky"; }
   const CollisionObjectConfig& config() const { return c_; }
   /// method: constraint (fem/ConstraintCollisions.hpp): phi >= 0 is held by gradient
   /// projection, and Penalty and NormalForce are 0.
@@ -56,6 +60,8 @@ class CollisionObject {
  private:
   /// Signed distance and outward normal of the configured (t = 0) shape.
   double RestSignedDistance(const Vec3& x, Vec3* normal) const;
+  /// Signed distance and outward normal at x of the shape posed by x = R X + o.
+  double PosedSignedDistance(const Vec3& x, const Mat3& R, const Vec3& o, Vec3* normal) const;
   /// The rigid map of the object frame at time t: x = R X + o.
   void Frame(double t, Mat3* R, Vec3* o) const;
 

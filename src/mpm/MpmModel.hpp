@@ -8,7 +8,7 @@
 
 #include "io/SceneConfig.hpp"
 #include "materials/Material.hpp"
-#include "model/MovingObject.hpp"
+#include "model/CollisionObject.hpp"
 #include "mpm/Plasticity.hpp"
 
 namespace optistep::mpm {
@@ -29,7 +29,8 @@ struct MpmModel {
   std::vector<std::unique_ptr<ElasticMaterial>> owned_materials;
   MaterialTable materials;                    ///< per body
   std::vector<PlasticityParameters> plasticity;  ///< per body
-  std::vector<MovingObject> objects;          ///< the scene's collision objects, in order
+  /// The scene's collision objects, in order; posed per call (SignedDistanceAt, VelocityAt).
+  std::vector<CollisionObject> objects;
   /// The traction and pressure loads on particles, sorted by (id, load); empty without
   /// such loads. Set by the simulation after sampling (mpm::TractionParticleForces).
   std::vector<ParticleForce> particle_forces;
