@@ -144,8 +144,8 @@ SolveReport LbfgsMinimizer::Minimize(IncrementalPotential& potential, Vec u) {
     initializer_->SetUp(potential, u);
   }
 
-  double energy = potential.EnergyAndGradient(u, g);
-  potential.ProjectIterate(u, g, &energy);  // constraint collisions (Gast Sec. 3.2)
+  double energy = 0.0;  // constraint collisions (Gast Sec. 3.2): the projected start's E, g
+  if (!potential.ProjectIterate(u, g, &energy)) energy = potential.EnergyAndGradient(u, g);
   Residual residual = termination_.Measure(u, g);
 
   for (;;) {

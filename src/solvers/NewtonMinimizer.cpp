@@ -133,9 +133,11 @@ SolveReport NewtonMinimizer::Minimize(IncrementalPotential& potential, Vec u) {
   const double tolerance_norm = forcing_ == "preconditioned" ? termination_.ToleranceNorm() : 0.0;
   line_search_.SetPotential(&potential);
 
-  double energy = potential.EnergyAndGradient(u, g);
-  // Constraint collisions (Gast Sec. 3.2): every iterate projected, its active set registered.
+  // Constraint collisions (Gast Sec. 3.2): every iterate projected, its active set
+  // registered, E and g taken there; without them the start is evaluated as it is.
+  double energy = 0.0;
   const bool constrained = potential.ProjectIterate(u, g, &energy);
+  if (!constrained) energy = potential.EnergyAndGradient(u, g);
   Residual residual = termination_.Measure(u, g);
   Monitor("  newton   0  E %.10e  |g| %.3e  cn %.3e  rigid %.3e\n", energy, residual.gradient_norm,
           residual.cn, residual.rigid);
