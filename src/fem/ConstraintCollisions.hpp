@@ -25,7 +25,9 @@
 // -T (sum_k lambda_k Hess phi_k) T (our extension of Sec. 3.2's single-constraint case: the
 // reduced Hessian of the Lagrangian on the intersection).
 //
-// Limits: static objects; backward Euler without self-contact (SceneConfig checks). Nothing
+// Scripted objects are posed at t_{n+1} (CollisionObject::SetTime, in BeginStep): P, phi,
+// n and Hess phi are those of the posed object, friction acts on the velocity relative to
+// its material points. Limits: backward Euler without self-contact (SceneConfig checks). Nothing
 // crosses steps: BeginStep empties the active set, each iteration registers it anew.
 #include <petscvec.h>
 

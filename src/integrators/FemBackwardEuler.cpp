@@ -153,18 +153,24 @@ void FemBackwardEuler::ApplyConstraintFriction(Vec x, Vec v, double dt) {
     // Coulomb (Gast Sec. 5.1): the tangential velocity loses at most mu lambda dt / m, the
     // friction impulse the constraint's normal impulse lambda dt allows (summed over the
     // objects holding the node; tangential: in all their tangent planes).
-    double cap = 0.0;
-    Vec3 n;
+    // The velocity is taken relative to the objects' material points at x_{n+1} (posed at
+    // t_{n+1}), weighted by their normal forces; zero for static objects.
+    double cap = 0.0, held = 0.0;
+    Vec3 n, v_object = Vec3::Zero();
     int k = -1;
+    const Vec3 xi(xa[3 * l], xa[3 * l + 1], xa[3 * l + 2]);
     for (int which = 0; which < 3; ++which) {
       const double lambda = constraints.NormalForce(static_cast<int>(l), which, &n, &k);
       if (k < 0) break;
       cap += objects[k].friction() * lambda;
+      if (objects[k].moving()) v_object += lambda * objects[k].Velocity(xi);
+      held += lambda;
     }
     if (cap <= 0.0) continue;
+    if (held > 0.0) v_object /= held;
     const double m = model_.Mass(static_cast<int>(l));
-    const Vec3 vi(va[3 * l], va[3 * l + 1], va[3 * l + 2]);
-    const Vec3 vt = vi - constraints.NormalProjection(static_cast<int>(l)) * vi;
+    const Vec3 vr = Vec3(va[3 * l], va[3 * l + 1], va[3 * l + 2]) - v_object;
+    const Vec3 vt = vr - constraints.NormalProjection(static_cast<int>(l)) * vr;
     const double speed = vt.norm();
     if (speed <= 0.0) continue;
     const Vec3 dv = -std::min(1.0, cap * dt / (m * speed)) * vt;
