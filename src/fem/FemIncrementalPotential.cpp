@@ -76,6 +76,7 @@ void FemIncrementalPotential::BeginStep(Vec x_n, Vec v_n, double dt, double t_ne
     InsertRows(stiffness_n_);
     if (constraints_) damping_rows_ = row_values_;
   }
+  if (constraints_) constraints_->Clear();  // before lagging: no constraint force yet
   if (friction_) LagFriction(x_n_);
   if (contact_damping_) {
     const PetscScalar* xn = nullptr;
@@ -83,7 +84,6 @@ void FemIncrementalPotential::BeginStep(Vec x_n, Vec v_n, double dt, double t_ne
     contact_damping_->Lag(xn, dt_);
     OPTISTEP_PETSC(VecRestoreArrayRead(x_n_, &xn));
   }
-  if (constraints_) constraints_->Clear();
   contact_counts_ = {};
 }
 
@@ -97,7 +97,7 @@ void FemIncrementalPotential::LagFriction(Vec x) {
   const PetscScalar *xa = nullptr, *xn = nullptr;
   OPTISTEP_PETSC(VecGetArrayRead(x, &xa));
   OPTISTEP_PETSC(VecGetArrayRead(x_n_, &xn));
-  friction_->Lag(xa, xn, dt_);
+  friction_->Lag(xa, xn, dt_, constraints_.get());
   OPTISTEP_PETSC(VecRestoreArrayRead(x, &xa));
   OPTISTEP_PETSC(VecRestoreArrayRead(x_n_, &xn));
 }

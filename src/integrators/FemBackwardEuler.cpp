@@ -60,8 +60,11 @@ SolveReport FemBackwardEuler::TryStep(double dt) {
   }
   SolveReport report = minimizer_->Minimize(potential_, u_);
   // Friction as a potential: IPC's outer iterations (Li et al. 2020, Sec. 5.1), normal
-  // forces and normals lagged again at the last solve's result.
-  for (int k = 1; report.converged && potential_.HasFrictionPotential() &&
+  // forces and normals lagged again at the last solve's result. Constraint objects have no
+  // normal force before a solve of the step: that one was frictionless for them, and
+  // lagged_updates friction solves follow it.
+  const int first = potential_.constraints() ? 0 : 1;
+  for (int k = first; report.converged && potential_.HasFrictionPotential() &&
                   k < model_.scene().friction.lagged_updates; ++k) {
     potential_.LagFriction(u_);
     SolveReport again = minimizer_->Minimize(potential_, u_);
@@ -82,7 +85,7 @@ SolveReport FemBackwardEuler::TryStep(double dt) {
     ScopedPhase timed(kFrictionPhase);
     ApplyFriction(u_, guess_, dt);
   }
-  if (potential_.constraints()) {
+  if (potential_.constraints() && !potential_.HasFrictionPotential()) {
     ScopedPhase timed(kFrictionPhase);
     ApplyConstraintFriction(u_, guess_, dt);
   }
