@@ -18,6 +18,7 @@
 #include <random>
 #include <sstream>
 
+#include "FemRunChecks.hpp"
 #include "FemSceneRun.hpp"
 #include "TestScenes.hpp"
 #include "TestUtil.hpp"
@@ -364,6 +365,16 @@ void ExpectTurntableCarriesBlockAround(const std::string& method) {
 TEST(MovingObjects, TurntableCarriesBlockAround) { ExpectTurntableCarriesBlockAround("penalty"); }
 
 TEST(MovingObjects, ConstraintTurntableCarriesBlockAround) { ExpectTurntableCarriesBlockAround("constraint"); }
+
+// A run with a scripted constraint object (the conveyor, friction inside the minimization
+// from the constraint force) checkpointed after 10 steps and resumed ends bitwise as the
+// uninterrupted one: the pose is a function of t, the active set and the lagged lambda
+// are rebuilt within each step, so nothing new crosses steps.
+TEST(MovingObjects, ConstraintConveyorResumesBitwise) {
+  const SceneConfig scene = GroundScene("moving_conveyor_restart", "{translate: {velocity: [1, 0, 0]}}",
+                                        Vec3::Zero(), 20, 0.01, "friction: {model: potential}\n", "constraint");
+  test::ExpectResumedBitwise(scene, 10, 10);
+}
 
 // An elevator: the ground rises at V = 0.2 m/s under a resting block. The block cannot be
 // faster once apart (gravity slows it and the floor catches it) nor slower in contact
