@@ -14,7 +14,9 @@
 // survives on the surface: the third derivatives of phi multiply phi = 0), plus m_i / dt^2
 // n n^T, so that the normal direction is decoupled as for a Dirichlet row. lambda_i = q_i .
 // n_i (N) is the constraint's normal force, from which Coulomb friction acts after the solve
-// (Sec. 5.1).
+// (Sec. 5.1; integrators/FemBackwardEuler) or, with friction.model: potential, inside the
+// minimization as IPC's lagged potential (fem/FrictionPotential.hpp, lambda lagged at a
+// frictionless solve of the step).
 //
 // A node touching several objects (up to 3: a box's corner in the corner of a floor and a
 // wall) is projected onto each in turn, sweeping again while one is left off its surface by
