@@ -1093,14 +1093,6 @@ SceneConfig ParseScene(const Field& root, const std::string& path) {
       method.Error("'constraint' needs integrator: backward_euler (got '" + scene.integrator + "')");
     if (scene.self_contact.enabled)
       method.Error("'constraint' cannot be combined with self_contact.enabled: true (use 'penalty')");
-    // The projection's friction and curvature (CollisionObject::DistanceHessian) are those
-    // of a static object, and the bowl's and the holed box's curvature is not written.
-    if (!scene.collision_objects[i].motion.empty())
-      method.Error("'constraint' needs a static object: this one has 'motion' (use 'penalty')");
-    using Kind = CollisionObjectConfig::Kind;
-    const Kind kind = scene.collision_objects[i].kind;
-    if (kind == Kind::kBowl || kind == Kind::kBoxWithHole)
-      method.Error("'constraint' is not available for type bowl or box_with_hole (use 'penalty')");
   }
   const MapView output(m.Get("output"), {"directory", "every", "checkpoint_every_steps",
                                          "checkpoint_every_seconds", "checkpoints_kept"});

@@ -385,14 +385,6 @@ const std::vector<BadInput>& Cases() {
       {"collision_constraint_with_self_contact", {},
        "run ok.yaml --set collision_objects.0.method=constraint --set self_contact.enabled=true", 1,
        {"ok.yaml", "collision_objects[0].method", "self_contact.enabled"}},
-      {"collision_constraint_moving", {},
-       "run ok.yaml --set collision_objects.0.method=constraint "
-       "--set 'collision_objects.0.motion=[{translate: {velocity: [0, 1, 0]}}]'",
-       1, {"ok.yaml", "collision_objects[0].method", "static object", "'motion'"}},
-      {"collision_constraint_bowl",
-       Scene("cbowl.yaml", "{type: half_space, point: [0, -0.5, 0], normal: [0, 1, 0]}",
-             "{type: bowl, center: [0, 2, 0], inner_radius: 1.0, outer_radius: 1.2, method: constraint}"),
-       "run cbowl.yaml", 1, {"cbowl.yaml", "collision_objects[0].method", "bowl or box_with_hole"}},
       {"mpm_collision_method",
        [](const fs::path& d) {
          Write(d / "mpmmethod.yaml",

@@ -109,11 +109,14 @@ void ConstraintCollisions::Register(Vec x, Vec g) {
     Mat3 Q = Mat3::Zero();
     if (!model_.IsConstrained(static_cast<int>(l))) {
       const Vec3 xi(xa[3 * l], xa[3 * l + 1], xa[3 * l + 2]);
-      // Touching: projected by the last Project, or on or inside an object.
+      // Touching: projected by the last Project, or on or inside an object, within the
+      // round-off a projection onto a curved surface leaves (phi ~ 1e-17 m: such a node
+      // pushed in but left out of the set would stall the line search).
       Set touching = projected_[l];
+      const double off = kOffSurface * (1.0 + xi.norm());
       for (int k : objects_) {
         Vec3 n;
-        if (objects[k].SignedDistance(xi, &n) <= 0.0) touching.Add(k);
+        if (objects[k].SignedDistance(xi, &n) <= off) touching.Add(k);
       }
       const Vec3 q(ga[3 * l], ga[3 * l + 1], ga[3 * l + 2]);
       std::array<Vec3, 3> normals;

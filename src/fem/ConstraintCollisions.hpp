@@ -14,7 +14,9 @@
 // survives on the surface: the third derivatives of phi multiply phi = 0), plus m_i / dt^2
 // n n^T, so that the normal direction is decoupled as for a Dirichlet row. lambda_i = q_i .
 // n_i (N) is the constraint's normal force, from which Coulomb friction acts after the solve
-// (Sec. 5.1).
+// (Sec. 5.1; integrators/FemBackwardEuler) or, with friction.model: potential, inside the
+// minimization as IPC's lagged potential (fem/FrictionPotential.hpp, lambda lagged at a
+// frictionless solve of the step).
 //
 // A node touching several objects (up to 3: a box's corner in the corner of a floor and a
 // wall) is projected onto each in turn, sweeping again while one is left off its surface by
@@ -25,7 +27,9 @@
 // -T (sum_k lambda_k Hess phi_k) T (our extension of Sec. 3.2's single-constraint case: the
 // reduced Hessian of the Lagrangian on the intersection).
 //
-// Limits: static objects; backward Euler without self-contact (SceneConfig checks). Nothing
+// Scripted objects are posed at t_{n+1} (CollisionObject::SetTime, in BeginStep): P, phi,
+// n and Hess phi are those of the posed object, friction acts on the velocity relative to
+// its material points. Limits: backward Euler without self-contact (SceneConfig checks). Nothing
 // crosses steps: BeginStep empties the active set, each iteration registers it anew.
 #include <petscvec.h>
 

@@ -42,7 +42,11 @@ FemIncrementalPotential::FemIncrementalPotential(FemModel& model, double damping
   if (ContactDamping::Wanted(model_)) contact_damping_ = std::make_unique<ContactDamping>(model_);
   const SelfContactConfig& contact = model_.scene().self_contact;
   if (contact.enabled) self_contact_ = std::make_unique<SelfContact>(model_, contact.stiffness);
-  if (ConstraintCollisions::Any(model_)) constraints_ = std::make_unique<ConstraintCollisions>(model_);
+  if (ConstraintCollisions::Any(model_)) {
+    constraints_ = std::make_unique<ConstraintCollisions>(model_);
+    OPTISTEP_PETSC(VecDuplicate(x_n_, &cached_point_));
+    OPTISTEP_PETSC(VecDuplicate(x_n_, &cached_gradient_));
+  }
   guard_contact_ = contact.line_search_guard;
 }
 
@@ -52,6 +56,8 @@ FemIncrementalPotential::~FemIncrementalPotential() {
   VecDestroy(&x_local_);
   VecDestroy(&work_);
   VecDestroy(&work2_);
+  VecDestroy(&cached_point_);
+  VecDestroy(&cached_gradient_);
   MatDestroy(&hessian_);
   MatDestroy(&stiffness_n_);
 }
@@ -76,6 +82,8 @@ void FemIncrementalPotential::BeginStep(Vec x_n, Vec v_n, double dt, double t_ne
     InsertRows(stiffness_n_);
     if (constraints_) damping_rows_ = row_values_;
   }
+  if (constraints_) constraints_->Clear();  // before lagging: no constraint force yet
+  cached_ = false;
   if (friction_) LagFriction(x_n_);
   if (contact_damping_) {
     const PetscScalar* xn = nullptr;
@@ -83,7 +91,6 @@ void FemIncrementalPotential::BeginStep(Vec x_n, Vec v_n, double dt, double t_ne
     contact_damping_->Lag(xn, dt_);
     OPTISTEP_PETSC(VecRestoreArrayRead(x_n_, &xn));
   }
-  if (constraints_) constraints_->Clear();
   contact_counts_ = {};
 }
 
@@ -94,10 +101,11 @@ FemIncrementalPotential::ContactCounts FemIncrementalPotential::StepContactCount
 }
 
 void FemIncrementalPotential::LagFriction(Vec x) {
+  cached_ = false;
   const PetscScalar *xa = nullptr, *xn = nullptr;
   OPTISTEP_PETSC(VecGetArrayRead(x, &xa));
   OPTISTEP_PETSC(VecGetArrayRead(x_n_, &xn));
-  friction_->Lag(xa, xn, dt_);
+  friction_->Lag(xa, xn, dt_, constraints_.get());
   OPTISTEP_PETSC(VecRestoreArrayRead(x, &xa));
   OPTISTEP_PETSC(VecRestoreArrayRead(x_n_, &xn));
 }
@@ -139,9 +147,20 @@ void FemIncrementalPotential::Project(Vec d) const {
 bool FemIncrementalPotential::ProjectIterate(Vec u, Vec g, PetscReal* energy) {
   if (!constraints_) return false;
   constraints_->Project(u, u);
-  raw_ = true;  // u = P(u): E'(u) and its unconstrained gradient, for the active set
-  *energy = EnergyAndGradient(u, g);
-  raw_ = false;
+  // u = P(u): E'(u) and its unconstrained gradient, for the active set. When the last
+  // gradient evaluation (the line search's accepted trial, as a rule) projected to this
+  // very point under the same active set, it computed them already: bitwise the same.
+  PetscBool same = PETSC_FALSE;
+  if (cached_) OPTISTEP_PETSC(VecEqual(u, cached_point_, &same));
+  if (same == PETSC_TRUE) {
+    OPTISTEP_PETSC(VecCopy(cached_gradient_, g));
+    *energy = cached_energy_;
+  } else {
+    raw_ = true;
+    *energy = EnergyAndGradient(u, g);
+    raw_ = false;
+  }
+  cached_ = false;  // the active set changes
   constraints_->Register(u, g);
   return true;
 }
@@ -242,7 +261,13 @@ PetscReal FemIncrementalPotential::Evaluate(Vec x, Vec g) {
       if (model_.IsConstrained(static_cast<int>(l)))
         for (int d = 0; d < 3; ++d) ga[3 * l + d] = 0.0;
     OPTISTEP_PETSC(VecRestoreArray(g, &ga));
-    if (projected) constraints_->ChainRule(g);
+    if (projected) {  // kept for ProjectIterate at P(x): E'(P(x)) and q before the chain rule
+      OPTISTEP_PETSC(VecCopy(x_local_, cached_point_));
+      OPTISTEP_PETSC(VecCopy(g, cached_gradient_));
+      cached_energy_ = total;
+      cached_ = true;
+      constraints_->ChainRule(g);
+    }
   }
   return total;
 }

@@ -70,6 +70,7 @@ class FemIncrementalPotential : public IncrementalPotential {
   /// term m |x - x_hat|^2 / (2 dt^2) (Dirichlet rows keep m/dt^2 I in the Hessian);
   /// load_scale (dimensionless) multiplies gravity. Defaults 1 and 1: backward Euler.
   void SetInertiaAndLoadScale(double inertia_weight, double load_scale) {
+    cached_ = false;
     inertia_ = inertia_weight;
     load_scale_ = load_scale;
   }
@@ -82,6 +83,7 @@ class FemIncrementalPotential : public IncrementalPotential {
   /// with external = false, drops gravity and the collision penalties (the coupled step of
   /// integrators/FemAsync: the interior region's forces alone). Default: every term.
   void Restrict(std::vector<char> tets, bool external) {
+    cached_ = false;
     active_tets_ = std::move(tets);
     external_ = external;
   }
@@ -102,6 +104,8 @@ class FemIncrementalPotential : public IncrementalPotential {
   /// Constraint collisions (collision objects with method: constraint; Gast et al. 2015
   /// Sec. 3.2, fem/ConstraintCollisions.hpp): u <- P(u), the active set registered at u,
   /// E(u) and the projected gradient into g. Collective. False (nothing done) without them.
+  /// E'(u) and its gradient are reused, not evaluated again, when the last gradient
+  /// evaluation was at a point that projects to u (the line search's accepted trial).
   bool ProjectIterate(Vec u, Vec g, PetscReal* energy) override;
   /// Rank-local: x <- P(x) (owned values, m), a no-op without constraint collisions (the
   /// initial guesses of a step).
@@ -176,6 +180,13 @@ class FemIncrementalPotential : public IncrementalPotential {
   /// Hessian's row buffers are projected, so the damping term's blocks join them there.
   std::unique_ptr<ConstraintCollisions> constraints_;
   bool raw_ = false;
+  /// The last projected gradient evaluation (Evaluate at x with g): P(x), E'(P(x)) and the
+  /// unconstrained gradient q there, for ProjectIterate when the accepted iterate is that x;
+  /// cleared by Register (ProjectIterate), BeginStep, LagFriction and the setters above.
+  Vec cached_point_ = nullptr;
+  Vec cached_gradient_ = nullptr;
+  PetscReal cached_energy_ = 0.0;
+  bool cached_ = false;
   std::vector<PetscInt> row_local_cols_;  // per slot: local node of its column
   std::vector<double> damping_rows_;      // per slot: K(x_n) blocks, with constraints_ and beta > 0
   bool guard_contact_ = true;  ///< self_contact.line_search_guard (Gast Sec. 3.3)

@@ -7,7 +7,8 @@ namespace optistep {
 FrictionPotential::FrictionPotential(const FemModel& model, double epsilon_v)
     : model_(model), epsilon_v_(epsilon_v) {}
 
-void FrictionPotential::Lag(const PetscScalar* x_lag, const PetscScalar* x_n, double dt) {
+void FrictionPotential::Lag(const PetscScalar* x_lag, const PetscScalar* x_n, double dt,
+                            const ConstraintCollisions* constraints) {
   const PetscInt n_owned = model_.mesh().n_owned;
   eps_h_ = epsilon_v_ * dt;
   x_n_.resize(n_owned);
@@ -22,6 +23,16 @@ void FrictionPotential::Lag(const PetscScalar* x_lag, const PetscScalar* x_n, do
         Vec3 n;
         const double lambda = c.NormalForce(x, model_.Mass(static_cast<int>(l)), &n);
         if (lambda > 0.0) contacts_.push_back({c.friction() * lambda, n, dt * c.Velocity(x)});
+      }
+      // Constraint objects (Gast Sec. 3.2): lambda and n of the active set registered at x_lag.
+      for (int which = 0; constraints && which < 3; ++which) {
+        Vec3 n;
+        int k = -1;
+        const double lambda = constraints->NormalForce(static_cast<int>(l), which, &n, &k);
+        if (k < 0) break;
+        const CollisionObject& c = model_.collision_objects()[k];
+        if (c.friction() > 0.0 && lambda > 0.0)
+          contacts_.push_back({c.friction() * lambda, n, dt * c.Velocity(x)});
       }
     }
     contact_start_[l + 1] = static_cast<int>(contacts_.size());

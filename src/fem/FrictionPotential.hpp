@@ -12,11 +12,15 @@
 // Its minimization gives stick (|u_T| / h below eps_v, the static regime) and slip (a
 // tangential force mu lambda opposing u_T). For a moving object, u_T is relative to the
 // object: T (x_i - x_n,i - dt v_c), v_c its velocity at the lagged position at t_{n+1}.
+// Objects of method: constraint give lambda_ic and n from the constraint's active set at
+// the lagged positions (fem/ConstraintCollisions.hpp; our use of IPC's lagging with Gast et
+// al. 2015's constraint force, Sec. 5.1): lagged at a frictionless solve of the step.
 #include <petscvec.h>
 
 #include <vector>
 
 #include "core/Types.hpp"
+#include "fem/ConstraintCollisions.hpp"
 #include "fem/FemModel.hpp"
 
 namespace optistep {
@@ -29,8 +33,12 @@ class FrictionPotential {
 
   /// Rank-local. Lags the normal forces and normals at the owned positions x_lag (m, 3
   /// per owned node) for a step of size dt (s), and keeps the step's start x_n (owned
-  /// values, m). Dirichlet nodes get no friction.
-  void Lag(const PetscScalar* x_lag, const PetscScalar* x_n, double dt);
+  /// values, m). Dirichlet nodes get no friction. With constraints (non-null), objects of
+  /// method: constraint contribute the normal force lambda_i and normal n_i of their
+  /// active set, which must have been registered at x_lag (Gast Sec. 3.2: the constraint
+  /// force lambda_i = q_i . n_i, Sec. 5.1's friction from it).
+  void Lag(const PetscScalar* x_lag, const PetscScalar* x_n, double dt,
+           const ConstraintCollisions* constraints = nullptr);
   /// Whether any node is in contact with an object that has friction (this rank).
   bool empty() const { return contacts_.empty(); }
 

@@ -60,8 +60,11 @@ SolveReport FemBackwardEuler::TryStep(double dt) {
   }
   SolveReport report = minimizer_->Minimize(potential_, u_);
   // Friction as a potential: IPC's outer iterations (Li et al. 2020, Sec. 5.1), normal
-  // forces and normals lagged again at the last solve's result.
-  for (int k = 1; report.converged && potential_.HasFrictionPotential() &&
+  // forces and normals lagged again at the last solve's result. Constraint objects have no
+  // normal force before a solve of the step: that one was frictionless for them, and
+  // lagged_updates friction solves follow it.
+  const int first = potential_.constraints() ? 0 : 1;
+  for (int k = first; report.converged && potential_.HasFrictionPotential() &&
                   k < model_.scene().friction.lagged_updates; ++k) {
     potential_.LagFriction(u_);
     SolveReport again = minimizer_->Minimize(potential_, u_);
@@ -82,7 +85,7 @@ SolveReport FemBackwardEuler::TryStep(double dt) {
     ScopedPhase timed(kFrictionPhase);
     ApplyFriction(u_, guess_, dt);
   }
-  if (potential_.constraints()) {
+  if (potential_.constraints() && !potential_.HasFrictionPotential()) {
     ScopedPhase timed(kFrictionPhase);
     ApplyConstraintFriction(u_, guess_, dt);
   }
@@ -153,18 +156,24 @@ void FemBackwardEuler::ApplyConstraintFriction(Vec x, Vec v, double dt) {
     // Coulomb (Gast Sec. 5.1): the tangential velocity loses at most mu lambda dt / m, the
     // friction impulse the constraint's normal impulse lambda dt allows (summed over the
     // objects holding the node; tangential: in all their tangent planes).
-    double cap = 0.0;
-    Vec3 n;
+    // The velocity is taken relative to the objects' material points at x_{n+1} (posed at
+    // t_{n+1}), weighted by their normal forces; zero for static objects.
+    double cap = 0.0, held = 0.0;
+    Vec3 n, v_object = Vec3::Zero();
     int k = -1;
+    const Vec3 xi(xa[3 * l], xa[3 * l + 1], xa[3 * l + 2]);
     for (int which = 0; which < 3; ++which) {
       const double lambda = constraints.NormalForce(static_cast<int>(l), which, &n, &k);
       if (k < 0) break;
       cap += objects[k].friction() * lambda;
+      if (objects[k].moving()) v_object += lambda * objects[k].Velocity(xi);
+      held += lambda;
     }
     if (cap <= 0.0) continue;
+    if (held > 0.0) v_object /= held;
     const double m = model_.Mass(static_cast<int>(l));
-    const Vec3 vi(va[3 * l], va[3 * l + 1], va[3 * l + 2]);
-    const Vec3 vt = vi - constraints.NormalProjection(static_cast<int>(l)) * vi;
+    const Vec3 vr = Vec3(va[3 * l], va[3 * l + 1], va[3 * l + 2]) - v_object;
+    const Vec3 vt = vr - constraints.NormalProjection(static_cast<int>(l)) * vr;
     const double speed = vt.norm();
     if (speed <= 0.0) continue;
     const Vec3 dv = -std::min(1.0, cap * dt / (m * speed)) * vt;

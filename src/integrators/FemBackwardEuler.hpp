@@ -35,7 +35,8 @@ class FemBackwardEuler : public BackwardEuler {
   /// Coulomb friction on the velocities of nodes in contact (Gast Sec. 5.2).
   void ApplyFriction(Vec x, Vec v, double dt) const;
   /// Coulomb friction at the active nodes of constraint collisions (Gast Sec. 5.1): from
-  /// each node's constraint force, on v and, as x_{n+1} = x_n + dt v_{n+1}, on x.
+  /// each node's constraint force, on v relative to the objects' material velocity at
+  /// t_{n+1} and, as x_{n+1} = x_n + dt v_{n+1}, on x.
   void ApplyConstraintFriction(Vec x, Vec v, double dt);
 
   FemModel& model_;

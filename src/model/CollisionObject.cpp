@@ -203,9 +203,15 @@ double CollisionObject::NormalForce(const Vec3& x, double mass, Vec3* normal) co
 }
 
 Mat3 CollisionObject::DistanceHessian(const Vec3& x) const {
+  if (!moving()) return RestDistanceHessian(x);
+  // phi(x) = phi_0(R^T (x - o)): Hess phi = R Hess phi_0 R^T, the pose of the last SetTime.
+  return R_ * RestDistanceHessian(R_.transpose() * (x - o_)) * R_.transpose();
+}
+
+Mat3 CollisionObject::RestDistanceHessian(const Vec3& x) const {
   using Kind = CollisionObjectConfig::Kind;
   Vec3 n;
-  const double phi = SignedDistance(x, &n);
+  const double phi = RestSignedDistance(x, &n);
   const Mat3 tangent = Mat3::Identity() - n * n.transpose();
   // The circle of radius R about `axis` through `center`, seen from x at distance d = |q|:
   // d(q/d)/dx = (I - n n^T)/d (I - R/rho w w^T), and n is orthogonal to w.
@@ -236,19 +242,43 @@ Mat3 CollisionObject::DistanceHessian(const Vec3& x) const {
     }
     case Kind::kTorus:
       return circle(c_.center, c_.axis, c_.major_radius, std::max(phi + c_.minor_radius, 1e-300));
-    case Kind::kBox: {
-      const Vec3 center = 0.5 * (c_.box_min + c_.box_max);
-      const Vec3 q = (x - center).cwiseAbs() - 0.5 * (c_.box_max - c_.box_min);
-      if (!(phi > 0.0)) return Mat3::Zero();  // inside: the nearest face, flat
-      Mat3 beyond = Mat3::Zero();
-      for (int a = 0; a < 3; ++a) beyond(a, a) = q[a] > 0.0 ? 1.0 : 0.0;
-      return (beyond - n * n.transpose()) / phi;
+    case Kind::kBox:
+      return BoxHessian(x, phi, n);
+    case Kind::kBowl: {
+      const Vec3 r = x - c_.center;
+      const double z = r.dot(c_.axis);
+      if (z > 0.0) {  // above the cut: the rim annulus, flat over it, a circle inside or outside it
+        const double rho = (r - z * c_.axis).norm();
+        if (rho >= c_.inner_radius && rho <= c_.outer_radius) return Mat3::Zero();
+        return circle(c_.center, c_.axis, rho < c_.inner_radius ? c_.inner_radius : c_.outer_radius,
+                      std::max(phi, 1e-300));
+      }
+      const double mid = 0.5 * (c_.inner_radius + c_.outer_radius);
+      const double d_shell = std::abs(r.norm() - mid) - 0.5 * (c_.outer_radius - c_.inner_radius);
+      if (d_shell < z) return Mat3::Zero();  // inside the wall, nearest to the rim's plane
+      // The shell: phi = +-(|r| - mid) - half thickness, Hess = +-(I - n n^T) / |r|.
+      return (r.norm() >= mid ? 1.0 : -1.0) * tangent / std::max(r.norm(), 1e-300);
     }
-    case Kind::kBowl:
-    case Kind::kBoxWithHole:
-      break;  // not written: io/SceneConfig refuses method: constraint for these
+    case Kind::kBoxWithHole: {
+      Vec3 n_box;
+      const double d_box = BoxDistance(x, c_.box_min, c_.box_max, &n_box);
+      if (phi == d_box) return BoxHessian(x, d_box, n_box);
+      // The hole's wall: phi = R - |radial|, Hess = -(I - a a^T - u u^T) / |radial|.
+      const Vec3 r = x - c_.center;
+      const Vec3 radial = r - r.dot(c_.axis) * c_.axis;
+      return -(tangent - c_.axis * c_.axis.transpose()) / std::max(radial.norm(), 1e-300);
+    }
   }
   return Mat3::Zero();
+}
+
+Mat3 CollisionObject::BoxHessian(const Vec3& x, double phi, const Vec3& n) const {
+  if (!(phi > 0.0)) return Mat3::Zero();  // inside: the nearest face, flat
+  const Vec3 center = 0.5 * (c_.box_min + c_.box_max);
+  const Vec3 q = (x - center).cwiseAbs() - 0.5 * (c_.box_max - c_.box_min);
+  Mat3 beyond = Mat3::Zero();
+  for (int a = 0; a < 3; ++a) beyond(a, a) = q[a] > 0.0 ? 1.0 : 0.0;
+  return (beyond - n * n.transpose()) / phi;
 }
 
 double CollisionObject::DampingCoefficient(const Vec3& x, double mass, Vec3* normal) const {

@@ -54,7 +54,14 @@ class CollisionObject {
   /// cylinder side (I - n n^T - a a^T) / rho; torus and cylinder rim, the circle of radius
   /// R about the axis at distance d: (I - n n^T) / d - R / (rho d) w w^T, w = a x u (u the
   /// radial direction, rho the radial distance); box edge and corner regions outside: (sum
-  /// of the axes on which x is beyond the box - n n^T) / phi. Singular on the axis or centre.
+  /// of the axes on which x is beyond the box - n n^T) / phi; bowl: over the rim annulus 0,
+  /// beyond its inner or outer circle the circle's, on the shell +-(I - n n^T) / |x - c| (+
+  /// outside the middle sphere), in the wall nearest the rim's plane 0; box with hole: the
+  /// box's where phi is the box's, the hole's wall -(I - n n^T - a a^T) / rho. Where phi has a
+  /// kink (a crease between two branches: a box's inner medial planes, the holed box's box and
+  /// hole, the bowl's wall and rim plane) it is the Hessian of the branch SignedDistance
+  /// takes there, the one whose normal the projection uses. Singular on the axis or centre.
+  /// A moving object: R Hess phi_0(R^T (x - o)) R^T with the pose of the last SetTime.
   Mat3 DistanceHessian(const Vec3& x) const;
 
  private:
@@ -62,6 +69,10 @@ class CollisionObject {
   double RestSignedDistance(const Vec3& x, Vec3* normal) const;
   /// Signed distance and outward normal at x of the shape posed by x = R X + o.
   double PosedSignedDistance(const Vec3& x, const Mat3& R, const Vec3& o, Vec3* normal) const;
+  /// Hess phi of the configured (t = 0) shape at x (DistanceHessian's shapes).
+  Mat3 RestDistanceHessian(const Vec3& x) const;
+  /// Hess phi of the box [box_min, box_max] at x, given its distance phi and normal n there.
+  Mat3 BoxHessian(const Vec3& x, double phi, const Vec3& n) const;
   /// The rigid map of the object frame at time t: x = R X + o.
   void Frame(double t, Mat3* R, Vec3* o) const;
 
