@@ -228,30 +228,28 @@ void SelfContact::Update(Vec x) {
   MPI_Allreduce(MPI_IN_PLACE, flags, 2, MPI_DOUBLE, MPI_MAX, model_.comm());
   if (flags[0] == 0.0) return;
   ++detections_;
-  std::vector<Routed> mine;
-  {
-    ScopedPhase timed(kContactDetectionPhase);
-    if (!have_tree_ || flags[1] > 0.25 * skin_ * skin_) {
-      h_ = 2.0 * skin_;
-      Rebuild();
+  bool rebuild = !have_tree_ || flags[1] > 0.25 * skin_ * skin_;
+  if (rebuild) h_ = 2.0 * skin_;
+  for (;;) {  // until every rank's queries found their triangle within its halo
+    std::vector<Routed> mine;
+    bool complete = true;
+    {
+      ScopedPhase timed(kContactDetectionPhase);
+      if (rebuild) Rebuild();
+      complete = DetectOwned(&mine);
     }
-    for (;;) {  // until every rank's queries found their triangle within its halo
-      const int incomplete = DetectOwned(&mine) ? 0 : 1;
-      int any = 0;
-      MPI_Allreduce(&incomplete, &any, 1, MPI_INT, MPI_SUM, model_.comm());
-      if (any == 0) break;
-      if (incomplete) h_ *= 2.0;
-      ++halo_growths_;
-      Rebuild();
-    }
+    // Untimed, as the positions' scatter: the time of this exchange is mostly the wait
+    // for the slowest rank's other terms, which belongs to them.
+    if (RoutePairs(std::move(mine), complete)) break;
+    if (!complete) h_ *= 2.0;
+    ++halo_growths_;
+    rebuild = true;
   }
-  RoutePairs(std::move(mine));
 }
 
 void SelfContact::Rebuild() {
   ScopedPhase timed(kContactTreePhase);
   const DistributedTetMesh& mesh = model_.mesh();
-  const MPI_Comm comm = mesh.comm;
   ++rebuilds_;
   // Drop the old halo.
   const std::size_t n_local = static_cast<std::size_t>(mesh.n_local);
@@ -270,6 +268,65 @@ void SelfContact::Rebuild() {
   x_ref_ = x_;
   have_tree_ = true;
 
+  halo_complete_ = size_ == 1;
+  if (size_ > 1) ReceiveHalo();
+
+  // The trees over what this rank holds.
+  std::vector<int> tet_ids(tets_.size()), triangle_ids(triangles_.size());
+  std::vector<Box> tet_boxes, triangle_boxes;
+  const Vec3 grow = Vec3::Constant(skin_), half = Vec3::Constant(0.5 * skin_);
+  for (std::size_t e = 0; e < tets_.size(); ++e) {
+    tet_ids[e] = static_cast<int>(e);
+    Box box;
+    for (int n : tets_[e]) box.extend(x_[n]);
+    tet_boxes.emplace_back(box.min() - grow, box.max() + grow);
+  }
+  for (std::size_t t = 0; t < triangles_.size(); ++t) {
+    triangle_ids[t] = static_cast<int>(t);
+    Box box;
+    for (int n : triangles_[t]) box.extend(x_[n]);
+    triangle_boxes.emplace_back(box.min() - half, box.max() + half);
+  }
+  const Tree tet_tree(tet_ids.begin(), tet_ids.end(), tet_boxes.begin(), tet_boxes.end());
+  triangle_tree_ = std::make_unique<Tree>(triangle_ids.begin(), triangle_ids.end(),
+                                          triangle_boxes.begin(), triangle_boxes.end());
+  // Per owned surface node, the tets of another part whose grown box holds it (Verlet
+  // lists), ascending original id.
+  candidates_.assign(surface_nodes_.size(), {});
+  for (std::size_t s = 0; s < surface_nodes_.size() && !tets_.empty(); ++s) {
+    const int p = surface_nodes_[s];
+    const double R2 = exclusion_radius_[s] * exclusion_radius_[s];
+    struct CandidateQuery {
+      const SelfContact* self;
+      int p;
+      double R2;
+      std::vector<int>* out;
+      bool intersectVolume(const Box& box) { return box.contains(self->x_[p]); }
+      bool intersectObject(int e) {
+        const auto& t = self->tets_[e];
+        if (self->tet_body_[e] == self->body_[p])  // another part: far from p at rest
+          for (int n : t)
+            if ((self->X_[n] - self->X_[p]).squaredNorm() <= R2) return false;
+        out->push_back(e);
+        return false;
+      }
+    } query{this, p, R2, &candidates_[s]};
+    Eigen::BVIntersect(tet_tree, query);
+    std::sort(candidates_[s].begin(), candidates_[s].end(),
+              [&](int a, int b) { return tet_id_[a] < tet_id_[b]; });
+  }  const Holdings held_now = held();
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "rebuild %zu: h %.3g m, %zu tets (%zu halo), %zu triangles (%zu halo), %zu nodes (%zu halo), %zu bytes",
+                rebuilds_, h_, held_now.tets, held_now.halo_tets, held_now.triangles, held_now.halo_triangles,
+                held_now.nodes, held_now.halo_nodes, held_now.bytes);
+  OPTISTEP_PETSC(PetscInfo(nullptr, "SelfContact %s\n", line));
+}
+
+void SelfContact::ReceiveHalo() {
+  const DistributedTetMesh& mesh = model_.mesh();
+  const MPI_Comm comm = mesh.comm;
+  const std::size_t n_local = static_cast<std::size_t>(mesh.n_local);
   // Every rank's boxes around the surface nodes it owns (per body), its h, and the box of
   // its local nodes (for the scene's extent).
   std::vector<double> mine = {h_};
@@ -302,8 +359,8 @@ void SelfContact::Rebuild() {
       }
     }
   }
-  // One rank, or h spanning the scene's extent: every triangle is held.
-  halo_complete_ = size_ == 1 || h_ >= scene.diagonal().norm();
+  // h spanning the scene's extent: every triangle is held.
+  halo_complete_ = h_ >= scene.diagonal().norm();
 
   // What to send where: a tet whose box (grown by the skin) meets a rank's box, a
   // triangle whose box grown by skin + h (that rank's h) does.
@@ -414,57 +471,6 @@ void SelfContact::Rebuild() {
     }
   }
   Rescatter();
-
-  // The trees over what this rank holds.
-  std::vector<int> tet_ids(tets_.size()), triangle_ids(triangles_.size());
-  std::vector<Box> tet_boxes, triangle_boxes;
-  const Vec3 grow = Vec3::Constant(skin_), half = Vec3::Constant(0.5 * skin_);
-  for (std::size_t e = 0; e < tets_.size(); ++e) {
-    tet_ids[e] = static_cast<int>(e);
-    Box box;
-    for (int n : tets_[e]) box.extend(x_[n]);
-    tet_boxes.emplace_back(box.min() - grow, box.max() + grow);
-  }
-  for (std::size_t t = 0; t < triangles_.size(); ++t) {
-    triangle_ids[t] = static_cast<int>(t);
-    Box box;
-    for (int n : triangles_[t]) box.extend(x_[n]);
-    triangle_boxes.emplace_back(box.min() - half, box.max() + half);
-  }
-  const Tree tet_tree(tet_ids.begin(), tet_ids.end(), tet_boxes.begin(), tet_boxes.end());
-  triangle_tree_ = std::make_unique<Tree>(triangle_ids.begin(), triangle_ids.end(),
-                                          triangle_boxes.begin(), triangle_boxes.end());
-  // Per owned surface node, the tets of another part whose grown box holds it (Verlet
-  // lists), ascending original id.
-  candidates_.assign(surface_nodes_.size(), {});
-  for (std::size_t s = 0; s < surface_nodes_.size() && !tets_.empty(); ++s) {
-    const int p = surface_nodes_[s];
-    const double R2 = exclusion_radius_[s] * exclusion_radius_[s];
-    struct CandidateQuery {
-      const SelfContact* self;
-      int p;
-      double R2;
-      std::vector<int>* out;
-      bool intersectVolume(const Box& box) { return box.contains(self->x_[p]); }
-      bool intersectObject(int e) {
-        const auto& t = self->tets_[e];
-        if (self->tet_body_[e] == self->body_[p])  // another part: far from p at rest
-          for (int n : t)
-            if ((self->X_[n] - self->X_[p]).squaredNorm() <= R2) return false;
-        out->push_back(e);
-        return false;
-      }
-    } query{this, p, R2, &candidates_[s]};
-    Eigen::BVIntersect(tet_tree, query);
-    std::sort(candidates_[s].begin(), candidates_[s].end(),
-              [&](int a, int b) { return tet_id_[a] < tet_id_[b]; });
-  }  const Holdings held_now = held();
-  char line[256];
-  std::snprintf(line, sizeof line,
-                "rebuild %zu: h %.3g m, %zu tets (%zu halo), %zu triangles (%zu halo), %zu nodes (%zu halo), %zu bytes",
-                rebuilds_, h_, held_now.tets, held_now.halo_tets, held_now.triangles, held_now.halo_triangles,
-                held_now.nodes, held_now.halo_nodes, held_now.bytes);
-  OPTISTEP_PETSC(PetscInfo(nullptr, "SelfContact %s\n", line));
 }
 
 bool SelfContact::DetectOwned(std::vector<Routed>* mine) const {
@@ -541,9 +547,10 @@ bool SelfContact::DetectOwned(std::vector<Routed>* mine) const {
   return complete;
 }
 
-void SelfContact::RoutePairs(std::vector<Routed> mine) {
+bool SelfContact::RoutePairs(std::vector<Routed> mine, bool complete) {
   // Each pair goes to the owners of its triangle's nodes (once per rank), which add
-  // those nodes' rows.
+  // those nodes' rows. One MPI_Alltoall carries the message sizes, this rank's pair
+  // count and whether its queries were complete; the pairs go point to point.
   std::vector<std::vector<std::byte>> send(size_);
   for (const Routed& r : mine) {
     int sent_to[3] = {-1, -1, -1};
@@ -555,17 +562,44 @@ void SelfContact::RoutePairs(std::vector<Routed> mine) {
       Put(&send[owner], r);
     }
   }
-  const std::vector<std::vector<std::byte>> received = AllToAll(model_.comm(), send);
+  std::vector<long long> out(3 * size_), in(3 * size_);
+  for (int r = 0; r < size_; ++r) {
+    out[3 * r] = static_cast<long long>(send[r].size());
+    out[3 * r + 1] = static_cast<long long>(mine.size());
+    out[3 * r + 2] = complete ? 0 : 1;
+  }
+  const MPI_Comm comm = model_.comm();
+  MPI_Alltoall(out.data(), 3, MPI_LONG_LONG, in.data(), 3, MPI_LONG_LONG, comm);
+  long long count = 0, incomplete = 0;
+  for (int r = 0; r < size_; ++r) {
+    count += in[3 * r + 1];
+    incomplete += in[3 * r + 2];
+  }
+  if (incomplete > 0) return false;
+  std::vector<std::vector<std::byte>> received(size_);
+  std::vector<MPI_Request> requests;
+  requests.reserve(2 * static_cast<std::size_t>(size_));
+  for (int r = 0; r < size_; ++r) {
+    if (in[3 * r] == 0) continue;
+    received[r].resize(static_cast<std::size_t>(in[3 * r]));
+    requests.emplace_back();
+    MPI_Irecv(received[r].data(), static_cast<int>(in[3 * r]), MPI_BYTE, r, 0, comm, &requests.back());
+  }
+  for (int r = 0; r < size_; ++r) {
+    if (send[r].empty()) continue;
+    requests.emplace_back();
+    MPI_Isend(send[r].data(), static_cast<int>(send[r].size()), MPI_BYTE, r, 0, comm, &requests.back());
+  }
+  MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
   own_routed_ = std::move(mine);
   touching_ = own_routed_;
-  for (const std::vector<std::byte>& in : received)
-    for (std::size_t at = 0; at < in.size();) touching_.push_back(Take<Routed>(in, &at));
+  for (const std::vector<std::byte>& bytes : received)  // in rank order
+    for (std::size_t at = 0; at < bytes.size();) touching_.push_back(Take<Routed>(bytes, &at));
   std::sort(touching_.begin(), touching_.end(), [](const Routed& a, const Routed& b) { return a.pair.p < b.pair.p; });
   own_pairs_.clear();
   for (const Routed& r : own_routed_) own_pairs_.push_back(r.pair);
-  unsigned long long count = own_pairs_.size();
-  MPI_Allreduce(MPI_IN_PLACE, &count, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, model_.comm());
-  pair_count_ = count;
+  pair_count_ = static_cast<std::size_t>(count);
+  return true;
 }
 
 std::vector<SelfContact::Routed> SelfContact::GatherRouted() const {

@@ -147,12 +147,17 @@ class SelfContact {
   /// the positions' scatter, the triangle tree and every owned surface node's candidate
   /// tets at x_ (x_ref_ = x_).
   void Rebuild();
+  /// Collective, in Rebuild (more than one rank): appends to the held nodes, tets and
+  /// triangles those of the other ranks near this rank's owned surface nodes, and
+  /// rebuilds the positions' scatter.
+  void ReceiveHalo();
   /// Rank-local: the pairs of the surface nodes this rank owns, at x_; false when some
   /// query's nearest triangle was not within h (the halo may miss a nearer one).
   bool DetectOwned(std::vector<Routed>* mine) const;
   /// Collective: sends every pair to the owners of its triangle's nodes; touching_ gets
-  /// the pairs that touch an owned node, ascending p.
-  void RoutePairs(std::vector<Routed> mine);
+  /// the pairs that touch an owned node, ascending p. complete: this rank's queries
+  /// ended within its halo; returns false, sending nothing, when some rank's did not.
+  bool RoutePairs(std::vector<Routed> mine, bool complete);
   /// Phi's gradient (12) and Hessian (12 x 12) of a pair, in (p, a, b, c) order.
   void PairDerivatives(const Routed& pair, Vec12* g, Mat12* H) const;
   /// Collective: every rank's own pairs with their routing data, ascending p.
