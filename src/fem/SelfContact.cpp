@@ -251,8 +251,9 @@ void SelfContact::Rebuild() {
   ScopedPhase timed(kContactTreePhase);
   const DistributedTetMesh& mesh = model_.mesh();
   ++rebuilds_;
-  // Drop the old halo.
+  // Drop the old halo (its nodes kept aside: the same nodes keep the same scatter).
   const std::size_t n_local = static_cast<std::size_t>(mesh.n_local);
+  const std::vector<PetscInt> old_nodes(petsc_id_.begin() + static_cast<std::ptrdiff_t>(n_local), petsc_id_.end());
   for (std::size_t n = n_local; n < original_.size(); ++n) held_node_.erase(original_[n]);
   for (auto* v : {&original_, &petsc_id_}) v->resize(n_local);
   X_.resize(n_local);
@@ -269,7 +270,14 @@ void SelfContact::Rebuild() {
   have_tree_ = true;
 
   halo_complete_ = size_ == 1;
-  if (size_ > 1) ReceiveHalo();
+  if (size_ > 1) {
+    ReceiveHalo();
+    // Collective (the scatter's creation is): rebuilt when any rank's halo nodes changed.
+    int changed = !std::equal(old_nodes.begin(), old_nodes.end(), petsc_id_.begin() + static_cast<std::ptrdiff_t>(n_local),
+                              petsc_id_.end());
+    MPI_Allreduce(MPI_IN_PLACE, &changed, 1, MPI_INT, MPI_MAX, mesh.comm);
+    if (changed) Rescatter();
+  }
 
   // The trees over what this rank holds.
   std::vector<int> tet_ids(tets_.size()), triangle_ids(triangles_.size());
@@ -470,7 +478,6 @@ void SelfContact::ReceiveHalo() {
       triangle_body_.push_back(t.body);
     }
   }
-  Rescatter();
 }
 
 bool SelfContact::DetectOwned(std::vector<Routed>* mine) const {

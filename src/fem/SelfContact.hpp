@@ -148,8 +148,7 @@ class SelfContact {
   /// tets at x_ (x_ref_ = x_).
   void Rebuild();
   /// Collective, in Rebuild (more than one rank): appends to the held nodes, tets and
-  /// triangles those of the other ranks near this rank's owned surface nodes, and
-  /// rebuilds the positions' scatter.
+  /// triangles those of the other ranks near this rank's owned surface nodes.
   void ReceiveHalo();
   /// Rank-local: the pairs of the surface nodes this rank owns, at x_; false when some
   /// query's nearest triangle was not within h (the halo may miss a nearer one).
