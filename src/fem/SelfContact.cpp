@@ -238,8 +238,8 @@ void SelfContact::Update(Vec x) {
       if (rebuild) Rebuild();
       complete = DetectOwned(&mine);
     }
-    // Untimed, as the positions' scatter: the time of this exchange is mostly the wait
-    // for the slowest rank's other terms, which belongs to them.
+    // Untimed, as the positions' fetch and the reduction above: the time of these
+    // collectives is mostly the wait for the other ranks.
     if (RoutePairs(std::move(mine), complete)) break;
     if (!complete) h_ *= 2.0;
     ++halo_growths_;
