@@ -23,7 +23,7 @@ const Phase kContactTreePhase("ContactTree");
 
 /// Surface nodes per leaf box that a rank shows the others at a rebuild (our choice: a
 /// few boxes per body and rank, each around a patch of about this many nodes).
-constexpr std::size_t kNodesPerBox = 32;
+constexpr std::size_t kNodesPerBox = 8;
 
 /// Appends value's bytes to out (messages of plain records).
 template <typename T>
@@ -151,6 +151,10 @@ SelfContact::SelfContact(const FemModel& model, double k) : model_(model), k_(k)
       for (int n : face) on_surface[n] = 1;
     }
   local_triangles_ = triangles_.size();
+  sorted_local_tet_ids_ = tet_id_;
+  std::sort(sorted_local_tet_ids_.begin(), sorted_local_tet_ids_.end());
+  sorted_local_triangle_ids_ = triangle_id_;
+  std::sort(sorted_local_triangle_ids_.begin(), sorted_local_triangle_ids_.end());
   std::vector<double> longest_edge(n_local, 0.0);
   for (const auto& t : tets_)
     for (int a = 0; a < 4; ++a)
@@ -444,8 +448,10 @@ void SelfContact::ReceiveHalo() {
   }
   // The halo, in source rank order: what this rank holds already is skipped.
   const std::vector<std::vector<std::byte>> received = AllToAll(comm, send);
-  std::unordered_set<PetscInt> held_tets(tet_id_.begin(), tet_id_.end());
-  std::unordered_set<PetscInt> held_triangles(triangle_id_.begin(), triangle_id_.end());
+  std::unordered_set<PetscInt> held_tets, held_triangles;  // received ones
+  auto is_new = [](const std::vector<PetscInt>& local, std::unordered_set<PetscInt>* received, PetscInt id) {
+    return !std::binary_search(local.begin(), local.end(), id) && received->insert(id).second;
+  };
   for (const std::vector<std::byte>& in : received) {
     if (in.empty()) continue;
     std::size_t at = 0;
@@ -464,7 +470,7 @@ void SelfContact::ReceiveHalo() {
     }
     for (std::int64_t i = 0; i < n_tets; ++i) {
       const TetRecord t = Take<TetRecord>(in, &at);
-      if (!held_tets.insert(t.id).second) continue;
+      if (!is_new(sorted_local_tet_ids_, &held_tets, t.id)) continue;
       tets_.push_back({held_node_.at(t.nodes[0]), held_node_.at(t.nodes[1]), held_node_.at(t.nodes[2]),
                        held_node_.at(t.nodes[3])});
       tet_id_.push_back(t.id);
@@ -472,7 +478,7 @@ void SelfContact::ReceiveHalo() {
     }
     for (std::int64_t i = 0; i < n_triangles; ++i) {
       const TriangleRecord t = Take<TriangleRecord>(in, &at);
-      if (!held_triangles.insert(t.id).second) continue;
+      if (!is_new(sorted_local_triangle_ids_, &held_triangles, t.id)) continue;
       triangles_.push_back({held_node_.at(t.nodes[0]), held_node_.at(t.nodes[1]), held_node_.at(t.nodes[2])});
       triangle_id_.push_back(t.id);
       triangle_body_.push_back(t.body);

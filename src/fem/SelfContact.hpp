@@ -186,6 +186,7 @@ class SelfContact {
   std::vector<PetscInt> triangle_id_;         ///< 4 original tet id + omitted corner
   std::vector<int> triangle_body_;
   std::size_t local_tets_ = 0, local_triangles_ = 0;
+  std::vector<PetscInt> sorted_local_tet_ids_, sorted_local_triangle_ids_;
   std::vector<char> exported_tet_, exported_triangle_;  ///< this rank sends them (local ones)
   std::vector<int> surface_nodes_;            ///< owned surface nodes (held = local index), ascending original id
   std::vector<double> exclusion_radius_;      ///< R_p per owned surface node
