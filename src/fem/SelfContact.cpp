@@ -98,6 +98,8 @@ SelfContact::SelfContact(const FemModel& model, double k) : model_(model), k_(k)
   node_begin_.resize(size_ + 1);
   MPI_Allgather(&mesh.node_begin, 1, MPIU_INT, node_begin_.data(), 1, MPIU_INT, mesh.comm);
   node_begin_[size_] = mesh.n_global_nodes;
+  halo_to_.assign(size_, {});
+  halo_from_.assign(size_, {});
   // Held nodes: the local ones, in local order.
   const int n_local = static_cast<int>(mesh.n_local);
   for (int l = 0; l < n_local; ++l) {
@@ -178,25 +180,19 @@ SelfContact::SelfContact(const FemModel& model, double k) : model_(model), k_(k)
   skin_ = sums[1] > 0.0 ? sums[0] / (3.0 * sums[1]) : 0.0;
   h_ = 2.0 * skin_;
   x_ = X_;
-  Rescatter();
+  // The local nodes' positions: one VecScatter, built once.
+  IS from = nullptr;
+  OPTISTEP_PETSC(ISCreateBlock(PETSC_COMM_SELF, 3, mesh.n_local, petsc_id_.data(), PETSC_COPY_VALUES, &from));
+  OPTISTEP_PETSC(VecCreateSeq(PETSC_COMM_SELF, 3 * mesh.n_local, &x_held_));
+  Vec x = model.CreateNodeVector();
+  OPTISTEP_PETSC(VecScatterCreate(x, from, x_held_, nullptr, &scatter_));
+  VecDestroy(&x);
+  ISDestroy(&from);
 }
 
 SelfContact::~SelfContact() {
   VecScatterDestroy(&scatter_);
   VecDestroy(&x_held_);
-}
-
-void SelfContact::Rescatter() {
-  VecScatterDestroy(&scatter_);
-  VecDestroy(&x_held_);
-  IS from = nullptr;
-  OPTISTEP_PETSC(ISCreateBlock(PETSC_COMM_SELF, 3, static_cast<PetscInt>(petsc_id_.size()), petsc_id_.data(),
-                               PETSC_COPY_VALUES, &from));
-  OPTISTEP_PETSC(VecCreateSeq(PETSC_COMM_SELF, 3 * static_cast<PetscInt>(petsc_id_.size()), &x_held_));
-  Vec x = model_.CreateNodeVector();
-  OPTISTEP_PETSC(VecScatterCreate(x, from, x_held_, nullptr, &scatter_));
-  VecDestroy(&x);
-  ISDestroy(&from);
 }
 
 PetscInt SelfContact::OwnedIndex(PetscInt petsc) const {
@@ -210,12 +206,36 @@ bool SelfContact::FetchPositions(Vec x) {
   const PetscScalar* xa = nullptr;
   OPTISTEP_PETSC(VecGetArrayRead(x_held_, &xa));
   bool changed = !have_positions_;
-  for (std::size_t n = 0; n < x_.size(); ++n) {
-    const Vec3 xn(xa[3 * n], xa[3 * n + 1], xa[3 * n + 2]);
+  auto set = [&](std::size_t n, const double* v) {
+    const Vec3 xn(v[0], v[1], v[2]);
     changed |= xn != x_[n];
     x_[n] = xn;
-  }
+  };
+  const std::size_t n_local = static_cast<std::size_t>(model_.mesh().n_local);
+  for (std::size_t n = 0; n < n_local; ++n) set(n, xa + 3 * n);
   OPTISTEP_PETSC(VecRestoreArrayRead(x_held_, &xa));
+  // The halo's positions, point to point from the ranks that sent it, which hold them
+  // among their local nodes (the lists of nodes sent and received at the last rebuild).
+  const MPI_Comm comm = model_.comm();
+  std::vector<std::vector<double>> out(size_), in(size_);
+  std::vector<MPI_Request> requests;
+  requests.reserve(2 * static_cast<std::size_t>(size_));
+  for (int r = 0; r < size_; ++r) {
+    if (halo_from_[r].empty()) continue;
+    in[r].resize(3 * halo_from_[r].size());
+    requests.emplace_back();
+    MPI_Irecv(in[r].data(), static_cast<int>(in[r].size()), MPI_DOUBLE, r, 1, comm, &requests.back());
+  }
+  for (int r = 0; r < size_; ++r) {
+    if (halo_to_[r].empty()) continue;
+    for (int n : halo_to_[r]) out[r].insert(out[r].end(), {x_[n][0], x_[n][1], x_[n][2]});
+    requests.emplace_back();
+    MPI_Isend(out[r].data(), static_cast<int>(out[r].size()), MPI_DOUBLE, r, 1, comm, &requests.back());
+  }
+  MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
+  for (int r = 0; r < size_; ++r)
+    for (std::size_t i = 0; i < halo_from_[r].size(); ++i)
+      if (halo_from_[r][i] >= 0) set(static_cast<std::size_t>(halo_from_[r][i]), &in[r][3 * i]);
   have_positions_ = true;
   return changed;
 }
@@ -255,9 +275,8 @@ void SelfContact::Rebuild() {
   ScopedPhase timed(kContactTreePhase);
   const DistributedTetMesh& mesh = model_.mesh();
   ++rebuilds_;
-  // Drop the old halo (its nodes kept aside: the same nodes keep the same scatter).
+  // Drop the old halo.
   const std::size_t n_local = static_cast<std::size_t>(mesh.n_local);
-  const std::vector<PetscInt> old_nodes(petsc_id_.begin() + static_cast<std::ptrdiff_t>(n_local), petsc_id_.end());
   for (std::size_t n = n_local; n < original_.size(); ++n) held_node_.erase(original_[n]);
   for (auto* v : {&original_, &petsc_id_}) v->resize(n_local);
   X_.resize(n_local);
@@ -276,11 +295,6 @@ void SelfContact::Rebuild() {
   halo_complete_ = size_ == 1;
   if (size_ > 1) {
     ReceiveHalo();
-    // Collective (the scatter's creation is): rebuilt when any rank's halo nodes changed.
-    int changed = !std::equal(old_nodes.begin(), old_nodes.end(), petsc_id_.begin() + static_cast<std::ptrdiff_t>(n_local),
-                              petsc_id_.end());
-    MPI_Allreduce(MPI_IN_PLACE, &changed, 1, MPI_INT, MPI_MAX, mesh.comm);
-    if (changed) Rescatter();
   }
 
   // The trees over what this rank holds.
@@ -377,6 +391,8 @@ void SelfContact::ReceiveHalo() {
   // What to send where: a tet whose box (grown by the skin) meets a rank's box, a
   // triangle whose box grown by skin + h (that rank's h) does.
   std::vector<std::vector<std::byte>> send(size_);
+  halo_to_.assign(size_, {});
+  halo_from_.assign(size_, {});
   if (!others.empty()) {
     std::vector<int> ids(others.size());
     std::vector<Box> grown;
@@ -431,6 +447,7 @@ void SelfContact::ReceiveHalo() {
         for (int n : tets_[e]) add(n);
       for (int t : triangles_to[r])
         for (int n : triangles_[t]) add(n);
+      halo_to_[r] = nodes;
       std::vector<std::byte>& out = send[r];
       for (std::size_t c : {nodes.size(), tets_to[r].size(), triangles_to[r].size()}) Put(&out, static_cast<std::int64_t>(c));
       for (int n : nodes)
@@ -452,14 +469,17 @@ void SelfContact::ReceiveHalo() {
   auto is_new = [](const std::vector<PetscInt>& local, std::unordered_set<PetscInt>* received, PetscInt id) {
     return !std::binary_search(local.begin(), local.end(), id) && received->insert(id).second;
   };
-  for (const std::vector<std::byte>& in : received) {
+  for (int source = 0; source < size_; ++source) {
+    const std::vector<std::byte>& in = received[source];
     if (in.empty()) continue;
     std::size_t at = 0;
     const auto n_nodes = Take<std::int64_t>(in, &at), n_tets = Take<std::int64_t>(in, &at),
                n_triangles = Take<std::int64_t>(in, &at);
     for (std::int64_t i = 0; i < n_nodes; ++i) {
       const NodeRecord n = Take<NodeRecord>(in, &at);
-      if (held_node_.count(n.original)) continue;
+      const bool held = held_node_.count(n.original) > 0;
+      halo_from_[source].push_back(held ? -1 : static_cast<int>(original_.size()));
+      if (held) continue;
       held_node_[n.original] = static_cast<int>(original_.size());
       original_.push_back(n.original);
       petsc_id_.push_back(n.petsc);

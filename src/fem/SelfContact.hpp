@@ -23,7 +23,7 @@
 // its local tets (those touching a node it owns: FemModel's partition) and the surface
 // triangles among them it can tell apart (the faces with a node it owns: the owner of a
 // node holds every tet around it). At every rebuild the ranks exchange boxes around the
-// surface nodes they own (a few per body, at x_ref) and each rank receives from the
+// surface nodes they own (boxes of about 8 nodes, per body, at x_ref) and each rank receives from the
 // others the tets whose grown box (by the skin) meets one of its boxes and the triangles
 // within skin + h of them, with their nodes (rest and current positions, bodies,
 // Dirichlet flags): its halo. h, the contact distance, starts at twice the skin; a
@@ -31,8 +31,11 @@
 // outside the halo, so its rank doubles its h and all ranks rebuild, until every query
 // is complete (or h spans the whole scene). Every tet that holds p is then among p's
 // candidates and every triangle nearer than the one found is held, so the pairs are
-// exactly those of the whole mesh on any rank count. The positions of the held nodes
-// come with one VecScatter built at the rebuild (local and halo nodes only).
+// exactly those of the whole mesh on any rank count. At every evaluation the positions
+// of the local nodes come with a VecScatter (built once), those of the halo's nodes
+// point to point from the ranks that sent them (they hold them among their local nodes;
+// the lists are set at the rebuild), so a rebuild sets up no scatter (VecScatterCreate
+// is a dozen reductions: 14 ms a rebuild on a loaded 2-core machine).
 // Each rank tests the surface nodes it owns and keeps those pairs (sorted by node id);
 // it sends each pair, with its four positions, to the owners of the triangle's nodes, so
 // every rank adds the gradient rows and Hessian blocks of the nodes it owns from the
@@ -161,11 +164,10 @@ class SelfContact {
   void PairDerivatives(const Routed& pair, Vec12* g, Mat12* H) const;
   /// Collective: every rank's own pairs with their routing data, ascending p.
   std::vector<Routed> GatherRouted() const;
-  /// Collective: the scatter of x into x_held_ for the held nodes.
-  void Rescatter();
   /// Rank-local: the owned index of PETSc node id, or -1 when another rank owns it.
   PetscInt OwnedIndex(PetscInt petsc) const;
-  /// Collective: scatters x into x_ (the held nodes); true when some value changed here.
+  /// Collective: x into x_ (the local nodes by a VecScatter, the halo's from the ranks
+  /// that sent it); true when some value changed here.
   bool FetchPositions(Vec x);
 
   const FemModel& model_;
@@ -194,8 +196,10 @@ class SelfContact {
   std::vector<Pair> own_pairs_;
   std::vector<Routed> own_routed_, touching_;
   std::size_t pair_count_ = 0;
-  VecScatter scatter_ = nullptr;              ///< x -> x_held_ (held nodes)
+  VecScatter scatter_ = nullptr;              ///< x -> x_held_ (the local nodes)
   Vec x_held_ = nullptr;
+  std::vector<std::vector<int>> halo_to_;     ///< per rank: local nodes whose positions it gets
+  std::vector<std::vector<int>> halo_from_;   ///< per rank: held index of each node it sends, -1: held already
   bool have_positions_ = false;
   std::size_t detections_ = 0;
   double skin_ = 0.0, h_ = 0.0;
