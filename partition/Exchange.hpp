@@ -4,6 +4,7 @@
 // in that order stay deterministic.
 #include <mpi.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -19,6 +20,8 @@ template <>
 inline MPI_Datatype MpiTypeOf<std::uint64_t>() { return MPI_UINT64_T; }
 template <>
 inline MPI_Datatype MpiTypeOf<int>() { return MPI_INT; }
+template <>
+inline MPI_Datatype MpiTypeOf<std::byte>() { return MPI_BYTE; }
 
 /// Collective. send[r] goes to rank r; returns recv[r], the list rank r sent here.
 template <class T>

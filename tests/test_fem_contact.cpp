@@ -12,6 +12,7 @@
 #include <fstream>
 #include <limits>
 #include <random>
+#include <set>
 #include <sstream>
 
 #include "FiniteDifferences.hpp"
@@ -83,9 +84,10 @@ TEST(ContactDistance, PenaltyDerivativesMatchFiniteDifferences) {
 /// Two 0.1 m boxes (2 x 2 x 2 hexes of 6 tets each, 1 kg) overlapping by `overlap` m
 /// along x (a negative overlap: a gap), without gravity, each moving toward the other at
 /// `speed` (m/s), with self-contact on.
-SceneConfig PressedBoxes(const std::string& tag, double overlap, double dt, double speed = 0.0) {
+SceneConfig PressedBoxes(const std::string& tag, double overlap, double dt, double speed = 0.0,
+                         int cells = 2) {
   const std::string dir = test::SharedTempDir(tag);
-  test::WriteBoxMesh(dir + "/box", 2, 2, 2, Vec3(0.1, 0.1, 0.1));
+  test::WriteBoxMesh(dir + "/box", cells, cells, cells, Vec3(0.1, 0.1, 0.1));
   std::ostringstream yaml;
   yaml.precision(17);
   yaml << "time: {dt: " << dt << ", frame_dt: " << dt << ", frames: 1}\n"
@@ -115,6 +117,18 @@ void RandomField(const FemModel& model, Vec v, double amplitude, unsigned seed) 
   OPTISTEP_PETSC(VecRestoreArray(v, &a));
 }
 
+/// The pairs, over all ranks, whose triangle has a node that p's rank does not own: the
+/// pairs whose terms span two ranks (halo geometry, rows added on another rank).
+std::size_t CrossRankPairs(const FemModel& model, const SelfContact& contact) {
+  const auto& ids = model.mesh().node_original_id;
+  const std::set<PetscInt> owned(ids.begin(), ids.begin() + model.mesh().n_owned);
+  unsigned long long n = 0;
+  for (const SelfContact::Pair& q : contact.pairs())
+    n += !owned.count(q.triangle[0]) || !owned.count(q.triangle[1]) || !owned.count(q.triangle[2]);
+  MPI_Allreduce(MPI_IN_PLACE, &n, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, model.comm());
+  return n;
+}
+
 /// The boxes pressed 1 cm into each other and the incremental potential of a 0.02 s step
 /// from their rest state.
 struct PressedBoxesStep {
@@ -138,7 +152,8 @@ TEST(SelfContact, PotentialDerivativesMatchFiniteDifferences) {
   RandomField(sim.model(), d, 1.0, 2);
   SelfContact contact(sim.model(), scene.self_contact.stiffness);
   contact.Update(y);
-  ASSERT_GT(contact.pairs().size(), 0u) << "the boxes should overlap";
+  ASSERT_GT(contact.PairCount(), 0u) << "the boxes should overlap";
+  if (test::Size() > 1) EXPECT_GT(CrossRankPairs(sim.model(), contact), 0u) << "no pair spans two ranks";
 
   Mat H = potential.CreateHessian();
   potential.SetProjectHessian(false);
@@ -205,7 +220,7 @@ self_contact: {enabled: true, stiffness: 1.0e8}
     }
     contact.Update(sim.positions());
     MPI_Allreduce(MPI_IN_PLACE, &(energy[k] = contact.Energy()), 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-    pairs[k++] = contact.pairs().size();
+    pairs[k++] = contact.PairCount();
   }
   EXPECT_GT(pairs[1], 0u);
   EXPECT_EQ(pairs[0], pairs[1]);
@@ -235,7 +250,7 @@ TEST(SelfContact, PressedBoxesSeparateConservingMomentum) {
   FemSimulation sim(PETSC_COMM_WORLD, scene);
   SelfContact contact(sim.model(), scene.self_contact.stiffness);
   contact.Update(sim.positions());
-  const std::size_t initial_pairs = contact.pairs().size();
+  const std::size_t initial_pairs = contact.PairCount();
   ASSERT_GT(initial_pairs, 0u);
   double worst_ratio = 0.0;
   for (int frame = 0; frame < 6; ++frame) {
@@ -244,7 +259,7 @@ TEST(SelfContact, PressedBoxesSeparateConservingMomentum) {
     worst_ratio = std::max(worst_ratio, P.norm() / scale);
   }
   contact.Update(sim.positions());
-  EXPECT_EQ(contact.pairs().size(), 0u) << "still " << contact.pairs().size() << " of "
+  EXPECT_EQ(contact.PairCount(), 0u) << "still " << contact.PairCount() << " of "
                                         << initial_pairs << " nodes inside the other box";
   // The bodies move apart along x: the right box's mean x velocity is positive.
   const std::vector<double> v = sim.GatherVelocities();
@@ -272,7 +287,7 @@ std::vector<double> ThrownBoxes(MPI_Comm comm, const SceneConfig& scene, int fra
   for (int f = 0; f < frames; ++f) {
     sim.AdvanceFrame(nullptr);
     contact.Update(sim.positions());
-    for (const SelfContact::Pair& pair : contact.pairs()) *depth = std::max(*depth, std::sqrt(pair.d));
+    for (const SelfContact::Pair& pair : contact.GatherPairs()) *depth = std::max(*depth, std::sqrt(pair.d));
   }
   std::vector<double> state = sim.GatherPositions();
   const std::vector<double> v = sim.GatherVelocities();
@@ -339,8 +354,8 @@ TEST(SelfContact, TwoSpheresCollideAndSeparateConservingMomentum) {
     const auto [P, scale] = Momentum(sim);
     worst_ratio = std::max(worst_ratio, P.norm() / scale);
     contact.Update(sim.positions());
-    frames_in_contact += !contact.pairs().empty();
-    for (const SelfContact::Pair& pair : contact.pairs()) depth = std::max(depth, std::sqrt(pair.d));
+    frames_in_contact += contact.PairCount() > 0;
+    for (const SelfContact::Pair& pair : contact.GatherPairs()) depth = std::max(depth, std::sqrt(pair.d));
     const std::vector<double> x = sim.GatherPositions(), v = sim.GatherVelocities();
     double left_x = 0.0, right_x = 0.0;
     left_v = right_v = 0.0;
@@ -353,7 +368,7 @@ TEST(SelfContact, TwoSpheresCollideAndSeparateConservingMomentum) {
     gap = right_x - left_x;  // center distance, 0.3 m at the start
     if (test::Rank() == 0)
       std::printf("two spheres: frame %2d pairs %2zu centers %.4f m apart, vx %+.4f %+.4f m/s\n",
-                  frame + 1, contact.pairs().size(), gap, left_v, right_v);
+                  frame + 1, contact.PairCount(), gap, left_v, right_v);
   }
   EXPECT_GT(frames_in_contact, 0) << "the spheres should have met";
   // The solve ends when each body's net residual force is below eps_r = 1e-3 of M times
@@ -362,7 +377,7 @@ TEST(SelfContact, TwoSpheresCollideAndSeparateConservingMomentum) {
   // Separated: moving apart, every node outside the other sphere, centers farther than
   // they were at the deepest squash, and nothing passed through (the right one stays right).
   EXPECT_GT(right_v - left_v, 0.0) << "the spheres should move apart";
-  EXPECT_EQ(contact.pairs().size(), 0u);
+  EXPECT_EQ(contact.PairCount(), 0u);
   EXPECT_GT(gap, 0.0);
   EXPECT_LT(depth, 0.002) << "deepest penetration at a frame's end (m), 1% of the radius";
   if (test::Rank() == 0)
@@ -477,39 +492,68 @@ TEST(SelfContact, ReusedTreesFindTheSamePairsAsFreshOnes) {
   VecDestroy(&jitter);
 }
 
-/// Each rank tests the surface nodes it owns and the pairs are gathered: the same pairs,
-/// bit for bit, in the same order, on any rank count as on one.
-TEST(SelfContact, PairsAreTheSameOnAnyRankCount) {
-  const SceneConfig scene = PressedBoxes("contact_ranks", 0.01, 0.02);
-  auto pairs_at_jittered = [&](MPI_Comm comm) {
+/// Each rank tests the surface nodes it owns against its local tets and its halo: the
+/// same pairs (node, triangle, feature, d bit for bit), in the same order, on any rank
+/// count as on one rank, where one rank holds the whole mesh. Some pairs must span two
+/// ranks (else the halo is not exercised). Returns the halo growths (see SelfContact).
+std::size_t ExpectSamePairsAsOneRank(const SceneConfig& scene, double jitter) {
+  struct Found {
+    std::vector<double> flat;  // p, triangle, feature, d per pair
+    std::size_t cross = 0, growths = 0;
+  };
+  auto find = [&](MPI_Comm comm) {
     FemSimulation sim(comm, scene);
     SelfContact contact(sim.model(), scene.self_contact.stiffness);
     Vec y;
     OPTISTEP_PETSC(VecDuplicate(sim.positions(), &y));
-    RandomField(sim.model(), y, 1e-3, 21);
+    RandomField(sim.model(), y, jitter, 21);
     OPTISTEP_PETSC(VecAXPY(y, 1.0, sim.positions()));
     contact.Update(y);
     VecDestroy(&y);
-    std::vector<double> flat;  // p, triangle, feature, d per pair
-    for (const SelfContact::Pair& q : contact.pairs()) {
-      flat.insert(flat.end(), {double(q.p), double(q.triangle[0]), double(q.triangle[1]),
-                               double(q.triangle[2]), double(q.feature.count),
-                               double(q.feature.nodes[0]), double(q.feature.nodes[1]), q.d});
-    }
-    return flat;
+    Found found;
+    for (const SelfContact::Pair& q : contact.GatherPairs())
+      found.flat.insert(found.flat.end(), {double(q.p), double(q.triangle[0]), double(q.triangle[1]),
+                                           double(q.triangle[2]), double(q.feature.count),
+                                           double(q.feature.nodes[0]), double(q.feature.nodes[1]), q.d});
+    found.cross = CrossRankPairs(sim.model(), contact);
+    found.growths = contact.halo_growths();
+    const SelfContact::Holdings held = contact.held();
+    if (test::Rank() == 0)
+      std::printf("rank %d of %d: %zu of %lld tets held (%zu halo), %zu triangles (%zu halo), %zu pairs\n",
+                test::Rank(), sim.model().mesh().comm == PETSC_COMM_SELF ? 1 : test::Size(), held.tets,
+                static_cast<long long>(sim.model().mesh().n_global_tets), held.halo_tets, held.triangles,
+                held.halo_triangles, contact.pairs().size());
+    return found;
   };
-  const std::vector<double> all = pairs_at_jittered(PETSC_COMM_WORLD);
-  ASSERT_FALSE(all.empty());
-  std::vector<double> one(all.size());
+  const Found all = find(PETSC_COMM_WORLD);
+  EXPECT_FALSE(all.flat.empty());
+  if (test::Size() > 1) EXPECT_GT(all.cross, 0u) << "no pair spans two ranks";
+  std::vector<double> one(all.flat.size());
   int size = 0;
   if (test::Rank() == 0) {
-    one = pairs_at_jittered(PETSC_COMM_SELF);
+    one = find(PETSC_COMM_SELF).flat;
     size = static_cast<int>(one.size());
   }
   MPI_Bcast(&size, 1, MPI_INT, 0, MPI_COMM_WORLD);
-  ASSERT_EQ(static_cast<std::size_t>(size), all.size());
+  EXPECT_EQ(static_cast<std::size_t>(size), all.flat.size());
+  if (static_cast<std::size_t>(size) != all.flat.size()) return all.growths;
   MPI_Bcast(one.data(), size, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-  EXPECT_EQ(test::DifferingValues(all, one), 0u);
+  EXPECT_EQ(test::DifferingValues(all.flat, one), 0u);
+  if (test::Rank() == 0)
+    std::printf("%zu pairs, %zu spanning two ranks, %zu halo growths\n", all.flat.size() / 8, all.cross, all.growths);
+  return all.growths;
+}
+
+TEST(SelfContact, PairsAreTheSameOnAnyRankCount) {
+  ExpectSamePairsAsOneRank(PressedBoxes("contact_ranks", 0.01, 0.02), 1e-3);
+}
+
+/// Two 0.1 m boxes of 6 x 6 x 6 hexes, the right one's face 5 cm inside the left: its
+/// nodes are up to 5 cm from the left's surface, farther than the first contact distance
+/// h = 2 skin (about 3.8 cm), so ranks whose queries end beyond their halo grow it.
+TEST(SelfContact, DeepPairsGrowTheHaloAndAreTheSameOnAnyRankCount) {
+  const std::size_t growths = ExpectSamePairsAsOneRank(PressedBoxes("contact_deep", 0.05, 0.02, 0.0, 6), 1e-4);
+  if (test::Size() > 1) EXPECT_GT(growths, 0u) << "the halo should have grown";
 }
 
 /// Friction after the solve (Sec. 5.3) between the pressed boxes moving at random
@@ -534,7 +578,7 @@ TEST(SelfContact, FrictionImpulsesConserveMomentum) {
   const std::vector<double> before = sim.GatherVelocities();
   contact.ApplyFriction(sim.positions(), v, 0.0, 0.02);
   EXPECT_EQ(test::DifferingValues(before, sim.GatherVelocities()), 0u) << "mu = 0 changed v";
-  ASSERT_GT(contact.pairs().size(), 0u);
+  ASSERT_GT(contact.PairCount(), 0u);
   const auto [P0, scale] = Momentum(sim);
   const double K0 = kinetic();
   for (double mu : {0.2, 1e6}) {
@@ -594,7 +638,7 @@ TEST(SelfContact, BoxSlidingOnAHeldSlabDeceleratesAtMuG) {
     if (t > 0.1 - 1e-9 && t < 0.3 + 1e-9) {
       st += t, sv += vel[0], stt += t * t, stv += t * vel[0], vy += std::abs(vel[1]);
       contact.Update(sim.positions());
-      for (const SelfContact::Pair& pair : contact.pairs()) {  // |dPhi/dx_p| = 2 Phi' sqrt(d)
+      for (const SelfContact::Pair& pair : contact.GatherPairs()) {  // |dPhi/dx_p| = 2 Phi' sqrt(d)
         double first = 0.0;
         SelfContactPenalty(scene.self_contact.stiffness, pair.d, &first, nullptr);
         normal += 2.0 * first * std::sqrt(pair.d);

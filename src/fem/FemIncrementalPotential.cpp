@@ -96,7 +96,7 @@ void FemIncrementalPotential::BeginStep(Vec x_n, Vec v_n, double dt, double t_ne
 
 FemIncrementalPotential::ContactCounts FemIncrementalPotential::StepContactCounts() const {
   ContactCounts counts = contact_counts_;
-  if (self_contact_) counts.pairs = self_contact_->pairs().size();
+  if (self_contact_) counts.pairs = self_contact_->PairCount();
   return counts;
 }
 

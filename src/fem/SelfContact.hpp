@@ -15,22 +15,44 @@
 // grown by a skin, and every surface node keeps the tets of another part whose grown box
 // holds it (a Verlet list); both serve until some node has moved skin/2 from x_ref. p's
 // part is that of the lowest-numbered candidate tet that holds p, and its closest
-// feature is the nearest triangle of that part, ties to the lowest triangle id: neither
+// feature is the nearest triangle of that part, ties to the lowest triangle id (4 times
+// its tet's original id plus the index of the tet node it omits): neither
 // depends on x_ref, so the pairs are a function of x alone.
 //
-// Distribution (not the paper's): the surface geometry, the tets and the positions are
-// replicated on every rank (one VecScatter to all per evaluation); each rank tests the
-// surface nodes it owns, every rank gathers all pairs (one MPI_Allgatherv) and sorts them
-// by original node id, and adds the gradient rows and Hessian blocks of the nodes it owns. The contact
-// terms are thus the same bits on any rank count; no state crosses steps (the closest
-// primitive is searched anew at every evaluation; the trees are a cache whose age does
-// not change the pairs), so a checkpoint needs nothing from here. Memory and detection time grow with the whole mesh on every rank.
+// Distribution (not the paper's; issue 13): rank-local geometry plus a halo. A rank holds
+// its local tets (those touching a node it owns: FemModel's partition) and the surface
+// triangles among them it can tell apart (the faces with a node it owns: the owner of a
+// node holds every tet around it). At every rebuild the ranks exchange boxes around the
+// surface nodes they own (boxes of about 8 nodes, per body, at x_ref) and each rank receives from the
+// others the tets whose grown box (by the skin) meets one of its boxes and the triangles
+// within skin + h of them, with their nodes (rest and current positions, bodies,
+// Dirichlet flags): its halo. h, the contact distance, starts at twice the skin; a
+// query whose nearest triangle is not closer than h (or has none) could miss a triangle
+// outside the halo, so its rank doubles its h and all ranks rebuild, until every query
+// is complete (or h spans the whole scene). Every tet that holds p is then among p's
+// candidates and every triangle nearer than the one found is held, so the pairs are
+// exactly those of the whole mesh on any rank count. At every evaluation the positions
+// of the local nodes come with a VecScatter (built once), those of the halo's nodes
+// point to point from the ranks that sent them (they hold them among their local nodes;
+// the lists are set at the rebuild), so a rebuild sets up no scatter (VecScatterCreate
+// is a dozen reductions: 14 ms a rebuild on a loaded 2-core machine).
+// Each rank tests the surface nodes it owns and keeps those pairs (sorted by node id);
+// it sends each pair, with its four positions, to the owners of the triangle's nodes, so
+// every rank adds the gradient rows and Hessian blocks of the nodes it owns from the
+// pairs touching them, in ascending p: owner computes, as the elastic terms, and those
+// rows are the same bits on any rank count. The energy is the sum over ranks of each
+// rank's own pairs (no longer all on rank 0), so it agrees across rank counts to
+// round-off. Friction gathers the pairs (not the mesh) and the velocities of their
+// nodes. No state crosses steps (the closest primitive is searched anew at every
+// evaluation; the trees and the halo are a cache whose age does not change the pairs),
+// so a checkpoint needs nothing from here.
 #include <petscmat.h>
 #include <petscvec.h>
 
 #include <unsupported/Eigen/BVH>
 #include <array>
 #include <memory>
+#include <unordered_map>
 #include <vector>
 
 #include "core/Types.hpp"
@@ -49,23 +71,30 @@ class SelfContact {
     ClosestFeature feature;
     double d = 0.0;
   };
+  /// What a rank holds for detection (counts on this rank).
+  struct Holdings {
+    std::size_t tets = 0, triangles = 0, nodes = 0;  ///< local and halo together
+    std::size_t halo_tets = 0, halo_triangles = 0, halo_nodes = 0;
+    std::size_t bytes = 0;  ///< of the geometry, positions, trees' inputs and Verlet lists
+  };
 
-  /// Collective. k: penalty stiffness (J/m^3, > 0). Gathers the mesh's tets, finds its
-  /// surface triangles and flags their nodes.
+  /// Collective. k: penalty stiffness (J/m^3, > 0). Finds the surface triangles among the
+  /// rank's local tets, flags their owned nodes and sets up the positions' scatter.
   SelfContact(const FemModel& model, double k);
   ~SelfContact();
   SelfContact(const SelfContact&) = delete;
   SelfContact& operator=(const SelfContact&) = delete;
 
-  /// Collective. Gathers the positions x (owned values of a node vector, m) and finds
-  /// the contact pairs at them. Cached: a second call with unchanged values of x does
+  /// Collective. Fetches the positions x (owned values of a node vector, m) of the held
+  /// nodes and finds the contact pairs at them (rebuilding the halo when some node has
+  /// moved skin/2). Cached: a second call with unchanged values of x on every rank does
   /// no detection.
   void Update(Vec x);
-  /// Rank-local, after Update: the total contact energy (J) on rank 0 and 0 on the other
-  /// ranks (every rank finds every pair), so that a sum over ranks counts it once.
+  /// Rank-local, after Update: the contact energy (J) of this rank's pairs (those of
+  /// the surface nodes it owns); the sum over ranks is the total.
   double Energy() const;
   /// Rank-local, after Update: adds dPhi/dx of the owned nodes to g (the owned array of
-  /// a node vector, 3 per node, N).
+  /// a node vector, 3 per node, N), from every pair that touches them.
   void AddGradient(PetscScalar* g) const;
   /// Collective, after Update: adds the 3x3 blocks (N/m) of the owned rows, columns of
   /// any rank, to H (global block indices, ADD_VALUES; new nonzeros allowed) and
@@ -74,67 +103,112 @@ class SelfContact {
   void AddHessian(Mat H, bool project);
   /// Collective. Friction after the solve (Gast et al. 2015, Sec. 5.3) on the velocities
   /// v (owned values of a node vector, m/s) at positions x (m): for every pair in turn
-  /// (ascending node id; Gauss-Seidel on a copy every rank holds, so the result is the
-  /// same bits on any rank count), the tangential impulse j (N s) between p and the point
+  /// (ascending node id; Gauss-Seidel on a copy of the pairs and of their nodes'
+  /// velocities that every rank gathers, so the result is the same bits on any rank
+  /// count), the tangential impulse j (N s) between p and the point
   /// q = sum_k w_k x_k of the closest feature (w the barycentric weights of q) that
   /// minimizes the kinetic energy, j* = -v_t / (1/m_p + sum_k w_k^2 / m_k) with v_t the
   /// tangential part of v_p - sum_k w_k v_k, shortened to mu J_n, J_n = dt |dPhi/dx_p| the
   /// normal impulse; p gains j / m_p, node k loses w_k j / m_k (Dirichlet nodes: infinite
   /// mass). sum_k w_k = 1, so the impulses conserve momentum. mu >= 0, dt in s.
   void ApplyFriction(Vec x, Vec v, double mu, double dt);
-  const std::vector<Pair>& pairs() const { return pairs_; }
+  /// Rank-local, after Update: the pairs of the surface nodes this rank owns, ascending p.
+  const std::vector<Pair>& pairs() const { return own_pairs_; }
+  /// After Update: the number of pairs on all ranks.
+  std::size_t PairCount() const { return pair_count_; }
+  /// Collective, after Update: every rank's pairs, ascending p, on every rank.
+  std::vector<Pair> GatherPairs() const;
   /// How many times Update has run the detection (positions changed), since construction.
   std::size_t detections() const { return detections_; }
-  /// How many of those rebuilt the bounding-volume trees (some node moved more than half
-  /// the skin since the last build).
+  /// How many of those rebuilt the trees and the halo (some node moved more than half
+  /// the skin since the last build, or a query needed a larger halo).
   std::size_t rebuilds() const { return rebuilds_; }
+  /// How many rebuilds were for a larger halo (on any rank).
+  std::size_t halo_growths() const { return halo_growths_; }
   /// The skin (m): the trees' boxes are grown by it (tets) and by half of it (triangles)
   /// so that they serve until a node has moved skin/2; the mean rest length of the
   /// surface triangles' edges (our choice).
   double skin() const { return skin_; }
-  /// Number of surface nodes (the flagged nodes tested for penetration).
+  /// Rank-local: the contact distance h (m) of this rank's halo at the last rebuild.
+  double halo_distance() const { return h_; }
+  /// Rank-local: the surface nodes this rank owns (the nodes it tests).
   std::size_t SurfaceNodeCount() const { return surface_nodes_.size(); }
+  /// Rank-local: what this rank holds now.
+  Holdings held() const;
 
  private:
   using Box = Eigen::AlignedBox<double, 3>;
   using Tree = Eigen::KdBVH<double, 3, int>;
-  /// The triangle tree and every owned surface node's candidate tets at x_ (x_ref_ = x_).
+  /// A pair with what the owners of its other nodes need to add their rows.
+  struct Routed {
+    Pair pair;
+    PetscInt petsc[4];    ///< PETSc node ids of p, a, b, c
+    int constrained[4];   ///< Dirichlet flags
+    double x[12];         ///< positions of p, a, b, c (m)
+  };
+  /// Collective: the halo (received from the ranks whose boxes meet this rank's),
+  /// the positions' scatter, the triangle tree and every owned surface node's candidate
+  /// tets at x_ (x_ref_ = x_).
   void Rebuild();
-  /// Rank-local: the pairs of the surface nodes this rank owns, at x_ (rebuilding first
-  /// when some node has moved more than skin/2 since the last build).
-  std::vector<Pair> DetectOwned();
+  /// Collective, in Rebuild (more than one rank): appends to the held nodes, tets and
+  /// triangles those of the other ranks near this rank's owned surface nodes.
+  void ReceiveHalo();
+  /// Rank-local: the pairs of the surface nodes this rank owns, at x_; false when some
+  /// query's nearest triangle was not within h (the halo may miss a nearer one).
+  bool DetectOwned(std::vector<Routed>* mine) const;
+  /// Collective: sends every pair to the owners of its triangle's nodes; touching_ gets
+  /// the pairs that touch an owned node, ascending p. complete: this rank's queries
+  /// ended within its halo; returns false, sending nothing, when some rank's did not.
+  bool RoutePairs(std::vector<Routed> mine, bool complete);
   /// Phi's gradient (12) and Hessian (12 x 12) of a pair, in (p, a, b, c) order.
-  void PairDerivatives(const Pair& pair, Vec12* g, Mat12* H) const;
-  /// The PETSc-local owned index of original node n, or -1 when another rank owns it.
-  PetscInt OwnedIndex(int n) const;
+  void PairDerivatives(const Routed& pair, Vec12* g, Mat12* H) const;
+  /// Collective: every rank's own pairs with their routing data, ascending p.
+  std::vector<Routed> GatherRouted() const;
+  /// Rank-local: the owned index of PETSc node id, or -1 when another rank owns it.
+  PetscInt OwnedIndex(PetscInt petsc) const;
+  /// Collective: x into x_ (the local nodes by a VecScatter, the halo's from the ranks
+  /// that sent it); true when some value changed here.
+  bool FetchPositions(Vec x);
 
   const FemModel& model_;
   double k_;
-  int rank_ = 0;
-  std::vector<Vec3> X_;                       ///< rest positions by original id
-  std::vector<int> body_;                     ///< body by original id
-  std::vector<char> constrained_;             ///< Dirichlet node, by original id
-  std::vector<double> mass_;                  ///< lumped mass (kg) by original id
-  std::vector<PetscInt> petsc_id_;            ///< PETSc global node id by original id
-  std::vector<std::array<int, 4>> tets_;      ///< original ids, by original tet id
+  int rank_ = 0, size_ = 1;
+  std::vector<PetscInt> node_begin_;          ///< first PETSc node id of every rank, and the end
+  // Held nodes: the local nodes (index l, as in the mesh) then the halo's.
+  std::vector<PetscInt> original_, petsc_id_;
+  std::vector<Vec3> X_;                       ///< rest positions
+  std::vector<int> body_;
+  std::vector<char> constrained_;             ///< Dirichlet node
+  std::unordered_map<PetscInt, int> held_node_;  ///< original id -> held index
+  // Held tets and surface triangles: the local ones, then the halo's.
+  std::vector<std::array<int, 4>> tets_;      ///< held node indices
+  std::vector<PetscInt> tet_id_;              ///< original tet ids
   std::vector<int> tet_body_;
-  std::vector<std::array<int, 3>> triangles_; ///< surface triangles
+  std::vector<std::array<int, 3>> triangles_; ///< held node indices
+  std::vector<PetscInt> triangle_id_;         ///< 4 original tet id + omitted corner
   std::vector<int> triangle_body_;
-  std::vector<int> surface_nodes_;            ///< original ids, ascending
-  std::vector<double> exclusion_radius_;      ///< R_p per surface node
-  std::vector<Vec3> x_;                       ///< current positions by original id
-  std::vector<Pair> pairs_;
-  VecScatter to_all_ = nullptr;
-  Vec x_all_ = nullptr;
-  Vec v_all_ = nullptr;  ///< velocities gathered for ApplyFriction
+  std::size_t local_tets_ = 0, local_triangles_ = 0;
+  std::vector<PetscInt> sorted_local_tet_ids_, sorted_local_triangle_ids_;
+  std::vector<char> exported_tet_, exported_triangle_;  ///< this rank sends them (local ones)
+  std::vector<int> surface_nodes_;            ///< owned surface nodes (held = local index), ascending original id
+  std::vector<double> exclusion_radius_;      ///< R_p per owned surface node
+  std::vector<Vec3> x_;                       ///< current positions of the held nodes
+  std::vector<Pair> own_pairs_;
+  std::vector<Routed> own_routed_, touching_;
+  std::size_t pair_count_ = 0;
+  VecScatter scatter_ = nullptr;              ///< x -> x_held_ (the local nodes)
+  Vec x_held_ = nullptr;
+  std::vector<std::vector<int>> halo_to_;     ///< per rank: local nodes whose positions it gets
+  std::vector<std::vector<int>> halo_from_;   ///< per rank: held index of each node it sends, -1: held already
   bool have_positions_ = false;
   std::size_t detections_ = 0;
-  double skin_ = 0.0;
-  std::vector<Vec3> x_ref_;                   ///< positions at the last Rebuild
+  double skin_ = 0.0, h_ = 0.0;
+  bool halo_complete_ = false;                ///< h_ spans the scene: every triangle is held
+  std::vector<Vec3> x_ref_;                   ///< positions of the local nodes at the last Rebuild
   bool have_tree_ = false;
-  std::unique_ptr<Tree> triangle_tree_;       ///< surface triangles' boxes at x_ref_, grown by skin/2
-  std::vector<std::vector<int>> candidates_;  ///< per surface node: tets of another part, ascending
-  std::size_t rebuilds_ = 0;
+  std::unique_ptr<Tree> triangle_tree_;       ///< held triangles' boxes at x_ref_, grown by skin/2
+  std::vector<std::vector<int>> candidates_;  ///< per owned surface node: tets of another part, ascending id
+  std::size_t rebuilds_ = 0, halo_growths_ = 0;
 };
 
 }  // namespace optistep
