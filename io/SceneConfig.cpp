@@ -1073,9 +1073,10 @@ SceneConfig ParseScene(const Field& root, const std::string& path) {
       xpbd.Get(key).Error("only for tet meshes: particle scenes have no collision objects and "
                           "step their constraints in scene order");
   if (mpm && m.Has("async")) m.Get("async").Error("only FEM scenes (discretization: fem) take 'async'");
-  const MapView async(m.Get("async"), {"surface_layers", "epsilon"});
+  const MapView async(m.Get("async"), {"surface_layers", "epsilon", "coupling"});
   async.Read("surface_layers", scene.async.surface_layers, kPositiveInteger);
   async.Read("epsilon", scene.async.epsilon, Range{0.0, 1.0});
+  async.Read("coupling", scene.async.coupling, Names{"frame", "paper"});
   if (mpm && m.Has("self_contact"))
     m.Get("self_contact").Error("only FEM scenes (discretization: fem) take 'self_contact'");
   const MapView self_contact(m.Get("self_contact"),

@@ -351,6 +351,13 @@ struct AsyncConfig {
   /// epsilon P f + (1 - epsilon) f, P the mass-symmetric projection onto rigid motions;
   /// in [0, 1] (0: off, 1: the region moves rigidly), 0.5 as in the paper's examples.
   double epsilon = 0.5;
+  /// How the interior's forces enter at the frame boundary: "frame" (integrators/FemAsync:
+  /// one implicit step of the interior tets over the whole step after the substeps; exact
+  /// free fall) or "paper" (the last substep is the coupled step of Sec. 4.3: interior
+  /// forces scaled by alpha = (2 Dt - h) / h in an implicit position update, velocity
+  /// averaging and the interior-only nodes placed from the step's start; README,
+  /// "Asynchronous evolution").
+  std::string coupling = "frame";
 };
 
 /// The MPM discretization (top-level key `mpm`, required exactly when discretization is

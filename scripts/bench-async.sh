@@ -35,7 +35,7 @@ exe="$root/$BUILD/src/optistep"
 out="$root/out/bench/async"
 mkdir -p "$out"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-[[ " $SCENES " == *" armadillo_drop "* ]] && "$root/scripts/fetch-meshes.sh" armadillo_coarse.1.node >/dev/null
+[[ " $SCENES " == *" armadillo_drop "* ]] && "$root/scripts/fetch-meshes.sh" armadillo_mesh3.1.node >/dev/null
 table="$root/out/bench/async.md"
 {
   echo "# Schroeder et al. 2010, Table 2, on optistep ($FRAMES frame(s) at 24 Hz per run; $(date -u '+%Y-%m-%d %H:%M UTC'))"

@@ -12,6 +12,14 @@
 # ratio <= 5; Debian's libopenmesh-apps, unpacked like libcgal-demo since installing it
 # pulls in Qt; it needs only libopenmesh1, which is installed), then given to TetGen. The
 # decimation is deterministic, so the mesh is the same on every machine.
+# armadillo_mesh3 (configs/armadillo_drop.yaml) is armadillo.off tetrahedralized by CGAL's
+# 3D mesh generator with sliver perturbation and exudation (scripts/mesh-volume.cpp, built
+# here with g++ against Debian's libcgal-dev, header-only; size 3.2 and surface distance 2
+# in the .off's units, slivers pushed toward 12 degrees): 6651 nodes, 32134 tets, smallest
+# dihedral angle 12.0 degrees (against 3.3 in armadillo_coarse's thin surface tets), so its
+# semi-implicit CFL step is 4.8x longer (1.41e-4 s against 2.94e-5 s in
+# configs/armadillo_drop.yaml). Sequential with a fixed seed and no time limits: the same
+# mesh on every machine (its counts are checked below).
 # Idempotent: files already there are kept, so a second run takes well under a second.
 # Usage: scripts/fetch-meshes.sh [FILE...]   (as root, or a user with sudo for tetgen)
 #   FILE: <name>.off, a surface (elephant, armadillo, bunny00), or <name>.1.node, a TetGen
@@ -23,12 +31,19 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out="$root/data/meshes"
 known_surfaces=(elephant armadillo bunny00)
-known_volumes=(elephant armadillo armadillo_coarse)
+known_volumes=(elephant armadillo armadillo_coarse armadillo_mesh3)
 # -p: tetrahedralize the closed surface; -q1.5: radius-edge ratio <= 1.5; -Q: quiet.
 tetgen_flags=-pq1.5Q
 
-# The surface a volume mesh is made from: <name>_coarse from <name>.off (decimated first).
-source_of() { echo "${1%_coarse}"; }
+# CGAL Mesh_3 for armadillo_mesh3 (scripts/mesh-volume.cpp): SIZE (facet and tet size,
+# in the .off's units: 151 for the armadillo's height), DISTANCE (to the input surface),
+# SLIVER_DEGREES; and the counts it gives ("nodes tets").
+mesh3_args="3.2 2 12"
+mesh3_counts="6651 32134"
+
+# The surface a volume mesh is made from: <name>_coarse from <name>.off (decimated first),
+# <name>_mesh3 from <name>.off.
+source_of() { local name=${1%_coarse}; echo "${name%_mesh3}"; }
 
 # Whether word $1 is one of the remaining arguments.
 contains() {
@@ -123,7 +138,34 @@ for name in "${stale[@]}"; do
   decimater="$tmp/openmesh/usr/bin/OpenMesh-commandlineDecimater"
 done
 
+mesher=""
 for name in "${stale[@]}"; do
+  [[ $name == *_mesh3 && -z $mesher ]] || continue
+  if [[ ! -d /usr/include/CGAL ]]; then
+    echo "fetch-meshes: installing Debian's libcgal-dev (header-only CGAL)" >&2
+    if ! $SUDO apt-get install -y -qq --no-install-recommends libcgal-dev >/dev/null; then
+      $SUDO apt-get update -qq
+      $SUDO apt-get install -y -qq --no-install-recommends libcgal-dev >/dev/null
+    fi
+  fi
+  echo "fetch-meshes: building scripts/mesh-volume.cpp (CGAL, a few minutes)" >&2
+  mesher="$tmp/mesh-volume"
+  g++ -O2 -std=c++17 -DNDEBUG "$root/scripts/mesh-volume.cpp" -o "$mesher" -lgmp -lmpfr
+done
+
+for name in "${stale[@]}"; do
+  if [[ $name == *_mesh3 ]]; then
+    echo "fetch-meshes: mesh-volume $(source_of "$name").off $mesh3_args" >&2
+    # shellcheck disable=SC2086
+    counts=$("$mesher" "$out/$(source_of "$name").off" "$tmp/$name.1" $mesh3_args)
+    counts=$(echo "$counts" | awk '{ print $1, $3 }')
+    if [[ $counts != "$mesh3_counts" ]]; then
+      echo "fetch-meshes: $name: got $counts (nodes tets), expected $mesh3_counts: another CGAL?" >&2
+    fi
+    mv "$tmp/$name.1.node" "$out/"
+    mv "$tmp/$name.1.ele" "$out/"
+    continue
+  fi
   echo "fetch-meshes: tetgen $tetgen_flags $name.off" >&2
   # Mesh in the temporary folder and move the results last, so an interrupted run
   # leaves no half-written mesh that a later run would take as done.

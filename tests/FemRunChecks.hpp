@@ -26,10 +26,11 @@ inline std::vector<double> RunToEnd(FemSimulation& sim, const SceneConfig& scene
 }
 
 /// A box of nx x ny x nz Kuhn-split cells (1.5 x 1 x 1 m, E = 1e7 Pa) under `integrator`,
-/// thrown with kFallVelocity under gravity kFallGravity: 4 frames of 0.05 s, dt 0.01 s.
+/// thrown with kFallVelocity under gravity kFallGravity: 4 frames of 0.05 s, dt 0.01 s
+/// (overrides: "key=value" as MakeScene takes them).
 inline const Vec3 kFallVelocity(0.5, 2.0, -0.25), kFallGravity(0, -9.81, 0);
 inline SceneConfig FreeFallScene(const std::string& tag, const std::string& integrator, int nx, int ny,
-                                 int nz) {
+                                 int nz, const std::vector<std::string>& overrides = {}) {
   const std::string dir = SharedTempDir(tag);
   WriteBoxMesh(dir + "/box", nx, ny, nz, Vec3(1.5, 1.0, 1.0));
   return MakeScene(dir + "/fall.yaml", "integrator: " + integrator + R"(
@@ -39,7 +40,7 @@ bodies:
   - mesh: box.node
     material: {E: 1.0e7, nu: 0.3, density: 1000}
     initial_velocity: [0.5, 2.0, -0.25]
-)");
+)", overrides);
 }
 
 /// Runs the scene's frames from sim's start (initial velocity v0, m/s; gravity g, m/s^2)

@@ -110,6 +110,7 @@ Drop RunDrop(const SceneConfig& scene) {
 
 TEST(Async, BallImpactMomentumBetweenNewtonAndSemiImplicitAboveTheGround) {
   const Drop async = RunDrop(BallScene("async_ball", "async"));
+  const Drop paper = RunDrop(BallScene("async_ball_paper", "async", {"async.coupling=paper"}));
   const Drop newton = RunDrop(BallScene("async_ball_newton", "backward_euler"));
   const Drop semi = RunDrop(BallScene("async_ball_semi", "semi_implicit"));
   const double v_impact = std::sqrt(2.0 * 9.81 * 0.1), M = async.mass;
@@ -124,7 +125,12 @@ TEST(Async, BallImpactMomentumBetweenNewtonAndSemiImplicitAboveTheGround) {
                 semi.impulse[1], semi.impulse[2], async.impulse[1] - newton.impulse[1],
                 100.0 * (async.impulse[1] - newton.impulse[1]) / (M * v_impact), async.lowest,
                 newton.lowest, semi.lowest, depth);
-  for (const Drop* d : {&async, &newton, &semi}) {
+  if (test::Rank() == 0)
+    std::printf("[ ball ] async.coupling paper: ground impulse (%.3e, %.4f, %.3e) N s, paper - "
+                "newton %.4f N s (%.2f%% of M v_i), lowest node %.4e m\n",
+                paper.impulse[0], paper.impulse[1], paper.impulse[2], paper.impulse[1] - newton.impulse[1],
+                100.0 * (paper.impulse[1] - newton.impulse[1]) / (M * v_impact), paper.lowest);
+  for (const Drop* d : {&async, &paper, &newton, &semi}) {
     // Newton stops when the net force of its residual is below 1e-3 M a (rigid epsilon).
     EXPECT_LT(std::abs(d->impulse[0]), 1e-3 * M * v_impact) << "no horizontal force on the ball";
     EXPECT_LT(std::abs(d->impulse[2]), 1e-3 * M * v_impact) << "no horizontal force on the ball";
@@ -135,13 +141,40 @@ TEST(Async, BallImpactMomentumBetweenNewtonAndSemiImplicitAboveTheGround) {
   // (dissipative): the rebound lies between the two schemes' (1% of M v_i of slack).
   EXPECT_GT(async.impulse[1], newton.impulse[1] - 0.01 * M * v_impact);
   EXPECT_LT(async.impulse[1], semi.impulse[1] + 0.01 * M * v_impact);
+  EXPECT_GT(paper.impulse[1], newton.impulse[1] - 0.01 * M * v_impact);
+  EXPECT_LT(paper.impulse[1], semi.impulse[1] + 0.01 * M * v_impact);
+}
+
+// async.coupling: paper (FemAsync.hpp): one step of Dt = 0.01 s (n >= 3 substeps) from
+// the rest shape thrown with v0. Derived in FemAsync.hpp: with the interior-only nodes
+// placed at x^n + Dt (v^n + v_B) / 2 every node is on the parabola x0 + v0 Dt + g Dt^2 / 2
+// and every velocity v0 + g Dt, to 1e-10; the paper's placement x^n + Dt v_H would put the
+// interior-only nodes Dt (Dt - h) g / 2 beyond it (printed; it is no assertion).
+TEST(Async, PaperCouplingFreeFallIsExact) {
+  const SceneConfig scene = test::FreeFallScene(
+      "async_paper_fall", "async", 6, 4, 4, {"async.coupling=paper", "time.frame_dt=0.01", "time.frames=1"});
+  FemSimulation sim(PETSC_COMM_WORLD, scene);
+  const auto& async = dynamic_cast<const FemAsync&>(sim.integrator());
+  long interior_only = 0;
+  for (char c : async.interior_only()) interior_only += c;
+  MPI_Allreduce(MPI_IN_PLACE, &interior_only, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+  EXPECT_GT(interior_only, 0) << "the box should have nodes in no surface-layer tet";
+  const double n = std::ceil(0.01 / async.SubstepLimit()), h = 0.01 / n;
+  ASSERT_GE(n, 3.0) << "the CFL limit should cut the step";
+  if (test::Rank() == 0)
+    std::printf("[ paper fall ] %g substeps, %ld interior-only nodes; the paper's placement "
+                "would put them Dt (Dt - h) g / 2 = %.4e m beyond the parabola\n",
+                n, interior_only, 0.5 * 0.01 * (0.01 - h) * 9.81);
+  test::ExpectFreeFall(sim, scene, test::kFallVelocity, test::kFallGravity);
+  EXPECT_EQ(async.StatsValues().at(0), n);
 }
 
 /// Through impact: frames 14 to 17 of the drop (t 0.14 s to 0.18 s), 2 steps a frame.
-SceneConfig ImpactScene(const std::string& tag) {
+SceneConfig ImpactScene(const std::string& tag, const std::string& coupling = "frame") {
   return BallScene(tag, "async", {"time.frames=4", "time.dt=0.005", "async.epsilon=0.25",
                                   "bodies.0.initial_velocity=[0, -1.4, 0]",
-                                  "bodies.0.transform.translate=[0, 0.505, 0]"});
+                                  "bodies.0.transform.translate=[0, 0.505, 0]",
+                                  "async.coupling=" + coupling});
 }
 
 TEST(Async, SameTrajectoryOnAnyRanksBitwiseOnTheSame) {
@@ -152,6 +185,11 @@ TEST(Async, SameTrajectoryOnAnyRanksBitwiseOnTheSame) {
 
 TEST(Async, ResumedMidFrameIsBitwiseTheUninterruptedRun) {
   test::ExpectResumedBitwise(ImpactScene("async_restart"), 3, 1);
+}
+
+TEST(Async, PaperCouplingSameOnAnyRanksAndResumedBitwise) {
+  test::ExpectSameOnAnyRanks(ImpactScene("async_paper_ranks", "paper"), 1e-6);
+  test::ExpectResumedBitwise(ImpactScene("async_paper_restart", "paper"), 3, 1);
 }
 
 TEST(Async, FramesHoldTheRegionPerTet) {

@@ -99,7 +99,12 @@ RigidForceDistribution::RigidForceDistribution(const FemModel& model,
     : model_(model),
       implicit_nodes_(std::move(implicit_nodes)),
       epsilon_(epsilon),
-      n_bodies_(static_cast<int>(model.scene().bodies.size())) {}
+      n_bodies_(static_cast<int>(model.scene().bodies.size())),
+      mass_(4 * n_bodies_),
+      sums_(kSums * n_bodies_),
+      center_(n_bodies_),
+      accel_(n_bodies_),
+      alpha_(n_bodies_) {}
 
 void RigidForceDistribution::Apply(Vec x, Vec f, double epsilon) const {
   if (epsilon == 0.0) return;
@@ -110,7 +115,11 @@ void RigidForceDistribution::Apply(Vec x, Vec f, double epsilon) const {
   OPTISTEP_PETSC(VecGetArray(f, &fa));
   auto position = [&](PetscInt l) { return Vec3(xa[3 * l], xa[3 * l + 1], xa[3 * l + 2]); };
   // Pass 1, per body: M and sum m x (center of mass c).
-  std::vector<double> mass(4 * n_bodies_, 0.0);
+  // Work arrays kept between calls (two per substep): no allocation per call.
+  std::vector<double>& mass = mass_;
+  std::vector<double>& sums = sums_;
+  std::vector<Vec3>&center = center_, &accel = accel_, &alpha = alpha_;
+  std::fill(mass.begin(), mass.end(), 0.0);
   for (PetscInt l = 0; l < mesh.n_owned; ++l) {
     if (!implicit_nodes_[l]) continue;
     const double m = model_.Mass(static_cast<int>(l));
@@ -119,12 +128,11 @@ void RigidForceDistribution::Apply(Vec x, Vec f, double epsilon) const {
     for (int d = 0; d < 3; ++d) s[1 + d] += m * xa[3 * l + d];
   }
   MPI_Allreduce(MPI_IN_PLACE, mass.data(), 4 * n_bodies_, MPI_DOUBLE, MPI_SUM, model_.comm());
-  std::vector<Vec3> center(n_bodies_, Vec3::Zero());
+  std::fill(center.begin(), center.end(), Vec3::Zero());
   for (int b = 0; b < n_bodies_; ++b)
     if (mass[4 * b] > 0.0) center[b] = Vec3(mass[4 * b + 1], mass[4 * b + 2], mass[4 * b + 3]) / mass[4 * b];
   // Pass 2, per body: net force F, torque T about c, inertia I = sum m (|r|^2 1 - r r^T).
-  constexpr int kSums = 12;  // F (3), T (3), I (xx, yy, zz, xy, xz, yz)
-  std::vector<double> sums(kSums * n_bodies_, 0.0);
+  std::fill(sums.begin(), sums.end(), 0.0);
   for (PetscInt l = 0; l < mesh.n_owned; ++l) {
     if (!implicit_nodes_[l]) continue;
     const int b = mesh.node_body[l];
@@ -148,7 +156,8 @@ void RigidForceDistribution::Apply(Vec x, Vec f, double epsilon) const {
   MPI_Allreduce(MPI_IN_PLACE, sums.data(), kSums * n_bodies_, MPI_DOUBLE, MPI_SUM, model_.comm());
   // Per body: a = F / M and alpha = I^+ T (the pseudo-inverse keeps P a projection for a
   // region whose nodes lie on a line or at one point).
-  std::vector<Vec3> accel(n_bodies_, Vec3::Zero()), alpha(n_bodies_, Vec3::Zero());
+  std::fill(accel.begin(), accel.end(), Vec3::Zero());
+  std::fill(alpha.begin(), alpha.end(), Vec3::Zero());
   for (int b = 0; b < n_bodies_; ++b) {
     const double M = mass[4 * b];
     if (!(M > 0.0)) continue;

@@ -55,6 +55,11 @@ class RigidForceDistribution {
   std::vector<char> implicit_nodes_;
   double epsilon_;
   int n_bodies_;
+  /// Per-body sums F (3), T (3), I (xx, yy, zz, xy, xz, yz).
+  static constexpr int kSums = 12;
+  // Apply's work arrays (per body), kept so that a substep allocates nothing.
+  mutable std::vector<double> mass_, sums_;
+  mutable std::vector<Vec3> center_, accel_, alpha_;
 };
 
 }  // namespace optistep

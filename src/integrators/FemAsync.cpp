@@ -23,6 +23,18 @@ FemAsync::FemAsync(FemModel& model, Vec x, Vec v)
       interior_(model, 0.0) {
   const SceneConfig& scene = model_.scene();
   const DistributedTetMesh& mesh = model_.mesh();
+  paper_ = scene.async.coupling == "paper";
+  if (paper_) {  // before the region checks: these keys are wrong whatever the mesh
+    long dirichlet = 0;
+    for (PetscInt l = 0; l < mesh.n_owned; ++l) dirichlet += model_.IsConstrained(static_cast<int>(l));
+    MPI_Allreduce(MPI_IN_PLACE, &dirichlet, 1, MPI_LONG, MPI_SUM, model_.comm());
+    if (dirichlet > 0)
+      throw InputError(scene.path + ": async.coupling: 'paper' takes no Dirichlet nodes (its coupled "
+                       "last substep does not move them to their targets); use coupling: frame");
+    if (scene.damping.stiffness_beta > 0.0)
+      throw InputError(scene.path + ": async.coupling: 'paper' applies no damping in its coupled "
+                       "last substep; set damping.stiffness_beta to 0 or use coupling: frame");
+  }
   long interior_tets = 0;
   for (std::size_t e = 0; e < mesh.tets.size(); ++e) interior_tets += mesh.tet_counted[e] && !region_[e];
   MPI_Allreduce(MPI_IN_PLACE, &interior_tets, 1, MPI_LONG, MPI_SUM, model_.comm());
@@ -34,22 +46,30 @@ FemAsync::FemAsync(FemModel& model, Vec x, Vec v)
   distribution_ = std::make_unique<RigidForceDistribution>(model_, ImplicitRegionNodes(model_, region_),
                                                            scene.async.epsilon);
   semi_ = std::make_unique<FemSemiImplicit>(model_, x_, v_, region_, distribution_.get());
-  std::vector<char> interior(region_.size());
-  for (std::size_t e = 0; e < region_.size(); ++e) interior[e] = !region_[e];
-  interior_.Restrict(std::move(interior), false);
+  interior_tets_.resize(region_.size());
+  for (std::size_t e = 0; e < region_.size(); ++e) interior_tets_[e] = !region_[e];
+  interior_.Restrict(interior_tets_, false);
   for (Vec* w : {&x_start_, &v_start_, &x_sub_, &zero_, &u_}) OPTISTEP_PETSC(VecDuplicate(x_, w));
   OPTISTEP_PETSC(VecSet(zero_, 0.0));
+  if (paper_) {
+    // Nodes of surface-layer tets (the tets with interior_tets_[e] == 0), then the rest.
+    interior_only_ = ImplicitRegionNodes(model_, interior_tets_);
+    for (char& c : interior_only_) c = !c;
+    for (Vec* w : {&v_sub_, &force_, &interior_force_}) OPTISTEP_PETSC(VecDuplicate(x_, w));
+  }
 }
 
 FemAsync::~FemAsync() {
-  for (Vec* w : {&x_start_, &v_start_, &x_sub_, &zero_, &u_}) VecDestroy(w);
+  for (Vec* w : {&x_start_, &v_start_, &x_sub_, &zero_, &u_, &v_sub_, &force_, &interior_force_})
+    VecDestroy(w);
 }
 
 std::string FemAsync::Describe() const {
   std::ostringstream s;
   s << "async (Schroeder et al. 2010 Secs. 4-5), " << model_.scene().async.surface_layers
     << " surface layer(s), epsilon " << model_.scene().async.epsilon << ", substep limit "
-    << semi_->MaxStep() << " s; interior by minimizer " << minimizer_->Describe();
+    << semi_->MaxStep() << " s; " << (paper_ ? "paper's coupled last substep (Sec. 4.3)" : "coupled frame step")
+    << ", interior by minimizer " << minimizer_->Describe();
   return s.str();
 }
 
@@ -80,7 +100,8 @@ SolveReport FemAsync::TryStep(double dt) {
   int linear = 0;
   {
     ScopedPhase timed(kSubstepsPhase);
-    for (long k = 0; k < n; ++k) {
+    // async.coupling: paper: the last substep is the coupled one.
+    for (long k = 0; k < (paper_ ? n - 1 : n); ++k) {
       const SolveReport sub = semi_->TryStep(h);
       linear += sub.linear_iterations;
       if (!sub.converged) {
@@ -90,6 +111,20 @@ SolveReport FemAsync::TryStep(double dt) {
         return report;
       }
     }
+  }
+  if (paper_) {
+    SolveReport report = PaperCoupledSubstep(dt, h, t_next);
+    report.linear_iterations += linear;
+    if (!report.converged || !AllFinite(x_) || !AllFinite(v_)) {
+      rewind();
+      if (report.converged) report.reason = "NaN in the new state";
+      report.converged = false;
+      return report;
+    }
+    t_ = t_next;
+    ++steps_;
+    substeps_ = n;
+    return report;
   }
   // 2. Coupled step: x = argmin |x - x_S|_M^2 / (2 (dt^2 / 2)) + Psi_interior(x), from x_S.
   OPTISTEP_PETSC(VecCopy(x_, x_sub_));
@@ -115,6 +150,87 @@ SolveReport FemAsync::TryStep(double dt) {
   t_ = t_next;
   ++steps_;
   substeps_ = n;
+  return report;
+}
+
+SolveReport FemAsync::PaperCoupledSubstep(double dt, double h, double t_next) {
+  const DistributedTetMesh& mesh = model_.mesh();
+  const double r = dt / h, alpha = 2.0 * r - 1.0;
+  OPTISTEP_PETSC(VecCopy(x_, x_sub_));
+  OPTISTEP_PETSC(VecCopy(v_, v_sub_));
+  // a. z = x^n + alpha h v_B minimizes |z - x_hat|_M^2 / (2 (alpha h)^2) + Psi_I(z) with
+  //    x_hat = x^n + alpha h (v_S + h M^-1 f_S(x_S)); from x_hat.
+  semi_->SubstepForces(x_sub_, force_);
+  {
+    PetscScalar* u = nullptr;
+    const PetscScalar *xn = nullptr, *vs = nullptr, *f = nullptr;
+    OPTISTEP_PETSC(VecGetArray(u_, &u));
+    OPTISTEP_PETSC(VecGetArrayRead(x_start_, &xn));
+    OPTISTEP_PETSC(VecGetArrayRead(v_sub_, &vs));
+    OPTISTEP_PETSC(VecGetArrayRead(force_, &f));
+    for (PetscInt l = 0; l < mesh.n_owned; ++l) {
+      const double h_over_m = h / model_.Mass(static_cast<int>(l));
+      for (int d = 0; d < 3; ++d) {
+        const PetscInt i = 3 * l + d;
+        u[i] = xn[i] + alpha * h * (vs[i] + h_over_m * f[i]);
+      }
+    }
+    OPTISTEP_PETSC(VecRestoreArrayRead(force_, &f));
+    OPTISTEP_PETSC(VecRestoreArrayRead(v_sub_, &vs));
+    OPTISTEP_PETSC(VecRestoreArrayRead(x_start_, &xn));
+    OPTISTEP_PETSC(VecRestoreArray(u_, &u));
+  }
+  interior_.BeginStep(u_, zero_, alpha * h, t_next);
+  SolveReport report = minimizer_->Minimize(interior_, u_);
+  if (!report.converged) return report;
+  // b, c. v_B = (z - x^n) / (alpha h), v_H = (v_S + v_B) / 2; x = x_S + h v_H, the
+  //    interior-only nodes x^n + Dt (v^n + v_B) / 2 (not the paper's x^n + Dt v_H: file
+  //    comment).
+  {
+    PetscScalar* x = nullptr;
+    const PetscScalar *z = nullptr, *xn = nullptr, *vn = nullptr, *xs = nullptr, *vs = nullptr;
+    OPTISTEP_PETSC(VecGetArray(x_, &x));
+    OPTISTEP_PETSC(VecGetArrayRead(u_, &z));
+    OPTISTEP_PETSC(VecGetArrayRead(x_start_, &xn));
+    OPTISTEP_PETSC(VecGetArrayRead(v_start_, &vn));
+    OPTISTEP_PETSC(VecGetArrayRead(x_sub_, &xs));
+    OPTISTEP_PETSC(VecGetArrayRead(v_sub_, &vs));
+    for (PetscInt l = 0; l < mesh.n_owned; ++l)
+      for (int d = 0; d < 3; ++d) {
+        const PetscInt i = 3 * l + d;
+        const double v_b = (z[i] - xn[i]) / (alpha * h);
+        x[i] = interior_only_[l] ? xn[i] + dt * (0.5 * (vn[i] + v_b)) : xs[i] + h * (0.5 * (vs[i] + v_b));
+      }
+    OPTISTEP_PETSC(VecRestoreArrayRead(v_sub_, &vs));
+    OPTISTEP_PETSC(VecRestoreArrayRead(v_start_, &vn));
+    OPTISTEP_PETSC(VecRestoreArrayRead(x_sub_, &xs));
+    OPTISTEP_PETSC(VecRestoreArrayRead(x_start_, &xn));
+    OPTISTEP_PETSC(VecRestoreArrayRead(u_, &z));
+    OPTISTEP_PETSC(VecRestoreArray(x_, &x));
+  }
+  // d. v = v_S + h M^-1 (f_S(x) + r f_I(x)).
+  semi_->ForgetForces();
+  semi_->SubstepForces(x_, force_);
+  semi_->Forces(x_, interior_tets_, interior_force_, false);
+  {
+    PetscScalar* v = nullptr;
+    const PetscScalar *vs = nullptr, *f = nullptr, *fi = nullptr;
+    OPTISTEP_PETSC(VecGetArray(v_, &v));
+    OPTISTEP_PETSC(VecGetArrayRead(v_sub_, &vs));
+    OPTISTEP_PETSC(VecGetArrayRead(force_, &f));
+    OPTISTEP_PETSC(VecGetArrayRead(interior_force_, &fi));
+    for (PetscInt l = 0; l < mesh.n_owned; ++l) {
+      const double h_over_m = h / model_.Mass(static_cast<int>(l));
+      for (int d = 0; d < 3; ++d) {
+        const PetscInt i = 3 * l + d;
+        v[i] = vs[i] + h_over_m * (f[i] + r * fi[i]);
+      }
+    }
+    OPTISTEP_PETSC(VecRestoreArrayRead(interior_force_, &fi));
+    OPTISTEP_PETSC(VecRestoreArrayRead(force_, &f));
+    OPTISTEP_PETSC(VecRestoreArrayRead(v_sub_, &vs));
+    OPTISTEP_PETSC(VecRestoreArray(v_, &v));
+  }
   return report;
 }
 

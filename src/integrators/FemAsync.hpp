@@ -24,6 +24,32 @@
 //     position update uses Dt dv (backward Euler's) instead of the (2r - 1) scaling of the
 //     last substep; f_I is evaluated at the step's end positions, not at the interior
 //     nodes rewound to x^n; no velocity averaging (the paper's eqs. 7-8).
+// async.coupling: paper (the coupled step of the paper's Sec. 4.3, by our reading of the
+// authors' PhysBAM ASYNCHRONOUS_EVOLUTION and NEWMARK_EVOLUTION): the first n - 1 substeps
+// as above; the last substep, from (x_S, v_S) at t^n + Dt - h, with r = Dt / h = n and
+// alpha = 2 r - 1 = (2 Dt - h) / h:
+//  a. implicit position update: v_B = v_S + h M^-1 (f_S(x_S) + alpha f_I(x^n + alpha h v_B)),
+//     f_S the substep forces (surface tets, gravity, penalties, distribution) and f_I the
+//     interior tets' elastic forces at the interior's nodes rewound to x^n and moved by
+//     alpha h v_B (PhysBAM's scaled forces: scale alpha, stiffness alpha^2). With
+//     z = x^n + alpha h v_B it is the minimization of
+//         |z - x^n - alpha h (v_S + h M^-1 f_S(x_S))|_M^2 / (2 (alpha h)^2) + Psi_I(z)
+//     (the incremental potential of the interior tets for a step of alpha h), by the
+//     scene's minimizer from its inertial point;
+//  b. velocity averaging: v_H = (v_S + v_B) / 2 (PhysBAM's Average_Velocities);
+//  c. positions: x = x_S + h v_H; the interior-only nodes (in no surface-layer tet)
+//     x = x^n + Dt (v^n + v_B) / 2 (PhysBAM's Set_External_Positions puts them at
+//     x^n + Dt v_H, see below);
+//  d. velocity update: v = v_S + h M^-1 (f_S(x) + r f_I(x)), f_I explicit at the new x.
+// Free fall (no elastic force on a rigid translation): v_B = v^n + Dt g, every velocity is
+// v^n + Dt g and every node of a surface-layer tet is at x^n + Dt v^n + Dt^2 g / 2, exact.
+// PhysBAM's x^n + Dt v_H = x^n + Dt v^n + Dt (Dt - h / 2) g would leave the interior-only
+// nodes Dt (Dt - h) g / 2 beyond the parabola (zero only for n = 1), and d. would then give
+// them a velocity from the stretched interior tets; x^n + Dt (v^n + v_B) / 2, the average of
+// the step's start velocity and the implicit update's, is exact. Refused (InputError,
+// async.coupling) with Dirichlet nodes and with damping.stiffness_beta > 0, which the last
+// substep does not treat. With the interior forces explicit in d. it is not stable for a
+// stiff interior tet (the sliver sphere diverges after impact): not the default.
 // Momentum: the surface forces, f_I and (P keeps net force and torque) the distribution
 // are internal; the change of total momentum over a step is M g Dt plus the ground's
 // penalty impulses. Free fall is exact (f_I of a rigid motion is zero).
@@ -67,6 +93,9 @@ class FemAsync : public BackwardEuler {
   const std::vector<char>& region() const { return region_; }
   /// CFL step of the surface-layer tets (s).
   double SubstepLimit() const { return semi_->MaxStep(); }
+  /// Per owned node: 1 when no surface-layer tet holds it (async.coupling: paper places
+  /// these from the step's start).
+  const std::vector<char>& interior_only() const { return interior_only_; }
 
  private:
   FemModel& model_;
@@ -83,6 +112,17 @@ class FemAsync : public BackwardEuler {
   Vec u_ = nullptr;
   KeptFemState kept_;
   long substeps_ = 0;
+  // async.coupling: paper only.
+  bool paper_ = false;
+  std::vector<char> interior_tets_;
+  std::vector<char> interior_only_;
+  Vec v_sub_ = nullptr;
+  Vec force_ = nullptr;
+  Vec interior_force_ = nullptr;
+
+  /// The paper's last substep (file comment, a-d) of size h from (x_, v_) = (x_S, v_S);
+  /// x_start_ holds x^n. On failure the caller rewinds.
+  SolveReport PaperCoupledSubstep(double dt, double h, double t_next);
 };
 
 }  // namespace optistep

@@ -91,7 +91,7 @@ std::string FemSemiImplicit::Describe() const {
   return s.str();
 }
 
-void FemSemiImplicit::Forces(Vec x, const std::vector<char>& active, Vec f) {
+void FemSemiImplicit::Forces(Vec x, const std::vector<char>& active, Vec f, bool external) {
   ScopedPhase timed(kExplicitForcesPhase);
   const DistributedTetMesh& mesh = model_.mesh();
   if (x != local_) OPTISTEP_PETSC(VecCopy(x, local_));
@@ -120,6 +120,7 @@ void FemSemiImplicit::Forces(Vec x, const std::vector<char>& active, Vec f) {
       for (int d = 0; d < 3; ++d) fa[3 * l + d] = 0.0;
       continue;
     }
+    if (!external) continue;
     const double m = model_.Mass(static_cast<int>(l));
     const Vec3 xi(xl[3 * l], xl[3 * l + 1], xl[3 * l + 2]);
     Vec3 grad = Vec3::Zero();

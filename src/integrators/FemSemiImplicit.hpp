@@ -66,8 +66,12 @@ class FemSemiImplicit : public Integrator {
 
   /// Collective. Forces (N) on the owned nodes at positions x (a ghosted node vector, m):
   /// f_e + f_c + M g over the tets with active[e] (all when active is empty), zero rows at
-  /// Dirichlet nodes. Into f (owned values).
-  void Forces(Vec x, const std::vector<char>& active, Vec f);
+  /// Dirichlet nodes. Into f (owned values). external false: f_e alone (no gravity, no
+  /// penalty contacts).
+  void Forces(Vec x, const std::vector<char>& active, Vec f, bool external = true);
+  /// Collective. The substeps' forces: Forces(x, active tets, f), then the force
+  /// distribution, if any (integrators/FemAsync).
+  void SubstepForces(Vec x, Vec f);
   /// Largest element frequency w_e (1/s) over the (active) tets (collective in the constructor).
   double MaxElementFrequency() const { return w_max_; }
   /// Forgets the forces kept from the last step: x was changed by someone else.
@@ -79,9 +83,6 @@ class FemSemiImplicit : public Integrator {
   /// Implicit Rayleigh damping: v <- v + delta, (M + h beta K(x)) delta = -h beta K(x) v on
   /// the free rows (delta = 0 at Dirichlet nodes).
   void Damp(Vec x, Vec v, double h);
-
-  /// Forces(x, active_, f), then the distribution, if any.
-  void SubstepForces(Vec x, Vec f);
 
   FemModel& model_;
   Vec x_;
