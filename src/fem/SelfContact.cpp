@@ -32,14 +32,15 @@ std::vector<T> AllGather(MPI_Comm comm, const std::vector<T>& mine) {
   return all;
 }
 
-/// Barycentric coordinates of p in tet (x0..x3) all positive: p strictly inside.
+/// Barycentric coordinates of p in tet (x0..x3) all non-negative: p inside or on the tet's
+/// boundary (on a face inside the part, p is inside the part: Phi stays continuous there).
 bool InsideTet(const Vec3& p, const Vec3& x0, const Vec3& x1, const Vec3& x2, const Vec3& x3) {
   Mat3 D;
   D << x1 - x0, x2 - x0, x3 - x0;
   const Eigen::PartialPivLU<Mat3> lu(D);
   if (!(std::abs(D.determinant()) > 0.0)) return false;
   const Vec3 w = lu.solve(p - x0);
-  return w[0] > 0.0 && w[1] > 0.0 && w[2] > 0.0 && w.sum() < 1.0;
+  return w[0] >= 0.0 && w[1] >= 0.0 && w[2] >= 0.0 && w.sum() <= 1.0;
 }
 
 }  // namespace
@@ -103,11 +104,6 @@ SelfContact::SelfContact(const FemModel& model, double k) : model_(model), k_(k)
       ++face_count[key];
     }
   }
-  std::vector<double> longest_edge(X_.size(), 0.0);
-  for (const auto& t : tets_)
-    for (int a = 0; a < 4; ++a)
-      for (int b = 0; b < 4; ++b)
-        longest_edge[t[a]] = std::max(longest_edge[t[a]], (X_[t[a]] - X_[t[b]]).norm());
   std::vector<char> on_surface(X_.size(), 0);
   for (const TetRecord& t : tets)
     for (int f = 0; f < 4; ++f) {
@@ -119,10 +115,22 @@ SelfContact::SelfContact(const FemModel& model, double k) : model_(model), k_(k)
       triangle_body_.push_back(t.body);
       for (int n : face) on_surface[n] = 1;
     }
+  std::vector<int> surface_index(X_.size(), -1);
   for (std::size_t n = 0; n < X_.size(); ++n)
     if (on_surface[n]) {
+      surface_index[n] = static_cast<int>(surface_nodes_.size());
       surface_nodes_.push_back(static_cast<int>(n));
-      exclusion_radius_.push_back(2.0 * longest_edge[n]);
+    }
+  // The interior faces of each surface node's star: with the surface triangles not
+  // incident to p they bound the rest of the body, the part p may enter.
+  link_faces_.assign(surface_nodes_.size(), {});
+  for (const TetRecord& t : tets)
+    for (int f = 0; f < 4; ++f) {
+      const int s = surface_index[t.nodes[f]];
+      if (s < 0) continue;
+      std::array<int, 3> key = face_of(t, f);
+      std::sort(key.begin(), key.end());
+      if (face_count[key] == 2) link_faces_[s].push_back(face_of(t, f));
     }
   double edge_sum = 0.0;
   for (const auto& tri : triangles_)
@@ -204,13 +212,11 @@ std::vector<SelfContact::Pair> SelfContact::DetectOwned() {
     }
     if (found < 0) continue;
     const int part_body = tet_body_[found];
-    const double R2 = exclusion_radius_[s] * exclusion_radius_[s];
     struct ClosestQuery {
       using Scalar = double;
       const SelfContact* self;
       const Vec3& xp;
       int p, body;
-      double R2;
       int best = -1;
       double best_d = std::numeric_limits<double>::infinity();
       ClosestFeature feature = {};
@@ -220,9 +226,7 @@ std::vector<SelfContact::Pair> SelfContact::DetectOwned() {
       double minimumOnObject(int t) {
         const auto& tri = self->triangles_[t];
         if (self->triangle_body_[t] != body) return std::numeric_limits<double>::infinity();
-        if (body == self->body_[p])
-          for (int n : tri)
-            if ((self->X_[n] - self->X_[p]).squaredNorm() <= R2) return std::numeric_limits<double>::infinity();
+        if (std::find(tri.begin(), tri.end(), p) != tri.end()) return std::numeric_limits<double>::infinity();
         double d = 0.0;
         const ClosestFeature f =
             ClosestTriangleFeature(xp, self->x_[tri[0]], self->x_[tri[1]], self->x_[tri[2]], &d);
@@ -233,12 +237,25 @@ std::vector<SelfContact::Pair> SelfContact::DetectOwned() {
         }
         return d;
       }
-    } closest{this, xp, p, part_body, R2};
+    } closest{this, xp, p, part_body};
     Eigen::BVMinimize(*triangle_tree_, closest);
-    if (closest.best < 0) continue;
+    std::array<int, 3> triangle = {-1, -1, -1};
+    if (closest.best >= 0) triangle = triangles_[closest.best];
+    if (part_body == body_[p])  // p entered its own body: the star's inner faces bound it too
+      for (const std::array<int, 3>& face : link_faces_[s]) {
+        double d = 0.0;
+        const ClosestFeature f =
+            ClosestTriangleFeature(xp, x_[face[0]], x_[face[1]], x_[face[2]], &d);
+        if (d < closest.best_d) {
+          closest.best_d = d;
+          closest.feature = f;
+          triangle = face;
+        }
+      }
+    if (triangle[0] < 0) continue;
     Pair pair;
     pair.p = p;
-    pair.triangle = triangles_[closest.best];
+    pair.triangle = triangle;
     pair.feature = closest.feature;
     pair.d = FeatureSquaredDistance(pair.feature, xp, x_[pair.triangle[0]], x_[pair.triangle[1]],
                                     x_[pair.triangle[2]], nullptr, nullptr);
@@ -275,22 +292,18 @@ void SelfContact::Rebuild() {
   for (std::size_t s = 0; s < surface_nodes_.size(); ++s) {
     const int p = surface_nodes_[s];
     if (OwnedIndex(p) < 0) continue;  // tested by its owner
-    const double R2 = exclusion_radius_[s] * exclusion_radius_[s];
     struct CandidateQuery {
       const SelfContact* self;
       int p;
-      double R2;
       std::vector<int>* out;
       bool intersectVolume(const Box& box) { return box.contains(self->x_[p]); }
       bool intersectObject(int e) {
         const auto& t = self->tets_[e];
-        if (self->tet_body_[e] == self->body_[p])  // another part: far from p at rest
-          for (int n : t)
-            if ((self->X_[n] - self->X_[p]).squaredNorm() <= R2) return false;
+        if (std::find(t.begin(), t.end(), p) != t.end()) return false;  // p's own star
         out->push_back(e);
         return false;
       }
-    } query{this, p, R2, &candidates_[s]};
+    } query{this, p, &candidates_[s]};
     Eigen::BVIntersect(tet_tree, query);
     std::sort(candidates_[s].begin(), candidates_[s].end());
   }
