@@ -43,14 +43,15 @@ T Take(const std::vector<std::byte>& in, std::size_t* at) {
   return value;
 }
 
-/// Barycentric coordinates of p in tet (x0..x3) all positive: p strictly inside.
+/// Barycentric coordinates of p in tet (x0..x3) all non-negative: p inside or on the tet's
+/// boundary (on a face inside the part, p is inside the part: Phi stays continuous there).
 bool InsideTet(const Vec3& p, const Vec3& x0, const Vec3& x1, const Vec3& x2, const Vec3& x3) {
   Mat3 D;
   D << x1 - x0, x2 - x0, x3 - x0;
   const Eigen::PartialPivLU<Mat3> lu(D);
   if (!(std::abs(D.determinant()) > 0.0)) return false;
   const Vec3 w = lu.solve(p - x0);
-  return w[0] > 0.0 && w[1] > 0.0 && w[2] > 0.0 && w.sum() < 1.0;
+  return w[0] >= 0.0 && w[1] >= 0.0 && w[2] >= 0.0 && w.sum() <= 1.0;
 }
 
 using Box = Eigen::AlignedBox<double, 3>;
@@ -157,16 +158,27 @@ SelfContact::SelfContact(const FemModel& model, double k) : model_(model), k_(k)
   std::sort(sorted_local_tet_ids_.begin(), sorted_local_tet_ids_.end());
   sorted_local_triangle_ids_ = triangle_id_;
   std::sort(sorted_local_triangle_ids_.begin(), sorted_local_triangle_ids_.end());
-  std::vector<double> longest_edge(n_local, 0.0);
-  for (const auto& t : tets_)
-    for (int a = 0; a < 4; ++a)
-      for (int b = 0; b < 4; ++b)
-        longest_edge[t[a]] = std::max(longest_edge[t[a]], (X_[t[a]] - X_[t[b]]).norm());
   for (int l = 0; l < mesh.n_owned; ++l)
     if (on_surface[l]) surface_nodes_.push_back(l);
   std::sort(surface_nodes_.begin(), surface_nodes_.end(),
             [&](int a, int b) { return original_[a] < original_[b]; });
-  for (int l : surface_nodes_) exclusion_radius_.push_back(2.0 * longest_edge[l]);
+  // The faces of each owned surface node's star opposite the node (its owner holds every
+  // tet around it): with the surface triangles not incident to p they bound the rest of
+  // p's body, the part p may enter. A face of them on the surface is also a searched
+  // triangle; the minimum over both is the same. Ascending original ids, so that ties
+  // fall the same way on any rank count.
+  std::vector<int> surface_index(n_local, -1);
+  for (std::size_t s = 0; s < surface_nodes_.size(); ++s) surface_index[surface_nodes_[s]] = static_cast<int>(s);
+  link_faces_.assign(surface_nodes_.size(), {});
+  for (std::size_t e = 0; e < local_tets_; ++e)
+    for (int f = 0; f < 4; ++f) {
+      const int n = tets_[e][f];
+      if (n < n_local && surface_index[n] >= 0) link_faces_[surface_index[n]].push_back(face_of(e, f));
+    }
+  for (auto& faces : link_faces_)
+    std::sort(faces.begin(), faces.end(), [&](const std::array<int, 3>& a, const std::array<int, 3>& b) {
+      return key_of(a) < key_of(b);
+    });
   // The skin: the mean edge of the surface triangles, each summed once (by its sender),
   // in triangle id order.
   std::vector<std::size_t> sent;
@@ -321,22 +333,18 @@ void SelfContact::Rebuild() {
   candidates_.assign(surface_nodes_.size(), {});
   for (std::size_t s = 0; s < surface_nodes_.size() && !tets_.empty(); ++s) {
     const int p = surface_nodes_[s];
-    const double R2 = exclusion_radius_[s] * exclusion_radius_[s];
     struct CandidateQuery {
       const SelfContact* self;
       int p;
-      double R2;
       std::vector<int>* out;
       bool intersectVolume(const Box& box) { return box.contains(self->x_[p]); }
       bool intersectObject(int e) {
         const auto& t = self->tets_[e];
-        if (self->tet_body_[e] == self->body_[p])  // another part: far from p at rest
-          for (int n : t)
-            if ((self->X_[n] - self->X_[p]).squaredNorm() <= R2) return false;
+        if (std::find(t.begin(), t.end(), p) != t.end()) return false;  // p's own star
         out->push_back(e);
         return false;
       }
-    } query{this, p, R2, &candidates_[s]};
+    } query{this, p, &candidates_[s]};
     Eigen::BVIntersect(tet_tree, query);
     std::sort(candidates_[s].begin(), candidates_[s].end(),
               [&](int a, int b) { return tet_id_[a] < tet_id_[b]; });
@@ -530,13 +538,11 @@ bool SelfContact::DetectOwned(std::vector<Routed>* mine) const {
     }
     if (found < 0) continue;
     const int part_body = tet_body_[found];
-    const double R2 = exclusion_radius_[s] * exclusion_radius_[s];
     struct ClosestQuery {
       using Scalar = double;
       const SelfContact* self;
       const Vec3& xp;
       int p, body;
-      double R2;
       int best = -1;
       double best_d = std::numeric_limits<double>::infinity();
       ClosestFeature feature = {};
@@ -546,9 +552,7 @@ bool SelfContact::DetectOwned(std::vector<Routed>* mine) const {
       double minimumOnObject(int t) {
         const auto& tri = self->triangles_[t];
         if (self->triangle_body_[t] != body) return std::numeric_limits<double>::infinity();
-        if (body == self->body_[p])
-          for (int n : tri)
-            if ((self->X_[n] - self->X_[p]).squaredNorm() <= R2) return std::numeric_limits<double>::infinity();
+        if (std::find(tri.begin(), tri.end(), p) != tri.end()) return std::numeric_limits<double>::infinity();
         double d = 0.0;
         const ClosestFeature f =
             ClosestTriangleFeature(xp, self->x_[tri[0]], self->x_[tri[1]], self->x_[tri[2]], &d);
@@ -559,12 +563,24 @@ bool SelfContact::DetectOwned(std::vector<Routed>* mine) const {
         }
         return d;
       }
-    } closest{this, xp, p, part_body, R2};
+    } closest{this, xp, p, part_body};
     if (!triangles_.empty()) Eigen::BVMinimize(*triangle_tree_, closest);
-    if (!halo_complete_ && (closest.best < 0 || closest.best_d > reach2)) complete = false;
-    if (closest.best < 0) continue;
+    std::array<int, 3> tri = {-1, -1, -1};
+    if (closest.best >= 0) tri = triangles_[closest.best];
+    if (part_body == body_[p])  // p entered its own body: its star's inner faces bound it too
+      for (const std::array<int, 3>& face : link_faces_[s]) {
+        double d = 0.0;
+        const ClosestFeature f = ClosestTriangleFeature(xp, x_[face[0]], x_[face[1]], x_[face[2]], &d);
+        if (d < closest.best_d) {
+          closest.best_d = d;
+          closest.feature = f;
+          tri = face;
+        }
+      }
+    // Complete when the nearest feature lies within h: every triangle nearer is held.
+    if (!halo_complete_ && (tri[0] < 0 || closest.best_d > reach2)) complete = false;
+    if (tri[0] < 0) continue;
     Routed r;
-    const auto& tri = triangles_[closest.best];
     const int nodes[4] = {p, tri[0], tri[1], tri[2]};
     for (int a = 0; a < 4; ++a) {
       r.petsc[a] = petsc_id_[nodes[a]];

@@ -6,10 +6,13 @@
 //   Phi = k d sqrt(d + epsilon),  epsilon = 1e-15 m^2,
 // d the squared distance from p to the closest primitive (triangle, edge or vertex) of
 // the surface of that part, found with a second KdBVH over the surface triangles.
-// "Another part": a tet or triangle of another body, or of p's own body whose vertices
-// are all farther than the exclusion radius R_p from p in the rest shape (R_p = twice the
-// longest rest edge at p; our choice, so that the surface around p itself, which p
-// always lies on, is never taken for the part it has entered).
+// "Another part": a tet of another body, or of p's own body a tet not incident to p (the
+// body beyond p's star). On p's own body the surface searched leaves out the triangles
+// incident to p (p always lies on them) and adds the faces of p's star opposite p: then
+// every face through which p can enter the part is searched, d = 0 where p enters, and
+// Phi is continuous in x while p's star is not inverted (our rule; the line search of
+// Sec. 3.3 needs E continuous along its ray). "Inside" counts the tet's boundary too, so
+// that p on a face between two tets of the part is not let off.
 //
 // Detection: the tets' and the triangles' boxes go into Eigen KdBVHs at a reference x_ref,
 // grown by a skin, and every surface node keeps the tets of another part whose grown box
@@ -191,7 +194,7 @@ class SelfContact {
   std::vector<PetscInt> sorted_local_tet_ids_, sorted_local_triangle_ids_;
   std::vector<char> exported_tet_, exported_triangle_;  ///< this rank sends them (local ones)
   std::vector<int> surface_nodes_;            ///< owned surface nodes (held = local index), ascending original id
-  std::vector<double> exclusion_radius_;      ///< R_p per owned surface node
+  std::vector<std::vector<std::array<int, 3>>> link_faces_;  ///< per owned surface node: its star's faces opposite it (held indices)
   std::vector<Vec3> x_;                       ///< current positions of the held nodes
   std::vector<Pair> own_pairs_;
   std::vector<Routed> own_routed_, touching_;
