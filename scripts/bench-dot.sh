@@ -124,7 +124,7 @@ for scene in $scenes; do
 done
 
 {
-  echo "## DOT benchmark ($(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), BLAS $(blas_name))"
+  echo "## DOT benchmark ($(date -u +%Y-%m-%dT%H:%MZ), $(nproc --all) cores, load $(cut -d' ' -f1-3 /proc/loadavg), BLAS $(blas_name))"
   echo
   echo "$frames frames per scene. Seconds per step: means over the steps, phases the maximum" \
        "over ranks; peak RSS: the largest rank's, MB."
