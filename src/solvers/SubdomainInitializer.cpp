@@ -315,12 +315,15 @@ void SubdomainInitializer::SetUp(IncrementalPotential& potential, Vec u0) {
   // Lagging across steps (refactor_every_ > 1): the last factorization serves this step
   // too unless it is as old as allowed, dt changed (M / dt^2 in H), the previous set-up
   // fell back, or the last step needed more than refactor_growth_ times the iterations of
-  // the first step it served.
-  const int applied = applications_;
+  // the first step it served or of the step before it (a contact that came within the
+  // step the factors were made for: their next step would start from stale contacts).
+  const int applied = applications_, before = last_applications_;
   applications_ = 0;
+  last_applications_ = applied;
   if (steps_served_ == 1) first_applications_ = applied;
-  const bool grown = refactor_growth_ > 0.0 && steps_served_ > 1 &&
-                     applied > refactor_growth_ * std::max(first_applications_, 1);
+  const bool grown = refactor_growth_ > 0.0 &&
+                     ((steps_served_ > 1 && applied > refactor_growth_ * std::max(first_applications_, 1)) ||
+                      (before > 0 && applied > refactor_growth_ * before));
   if (H_ && !fell_back_ && steps_served_ < refactor_every_ && potential.StepSize() == factored_dt_ && !grown) {
     ++steps_served_;
     return;
