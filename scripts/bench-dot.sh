@@ -17,6 +17,8 @@
 #   lbfgs-h      lbfgs, the lagged Hessian by Jacobi-PCG to 1/2
 #   lbfgs-pd     lbfgs, solver.initializer projective_dynamics (Liu et al. 2017)
 #   dot-K        dot with K subdomains in all (K / ranks per rank; K >= ranks)
+#   dot-K-ovN    the same with -dot_overlap N; dot-K-lagN with -dot_refactor_every N
+#                (also dot-K-ovN-lagN)
 #
 # Usage: scripts/bench-dot.sh
 # Environment: BUILD_DIR (default build), MPIEXEC (default mpiexec), RANKS (default "1 2"),
@@ -24,6 +26,7 @@
 #   reference code's bar17K twist at E = 1e5, nu = 0.4 and at E = 1e7, nu = 0.45),
 #   METHODS (default "pn-pcg pn-gamg pn-direct lbfgs-h lbfgs-pd dot-1 dot-2 dot-4 dot-8"),
 #   FRAMES (default 12; frames of each scene's own frame rate).
+#   OUT_DIR (default out/bench/dot).
 # Output: out/bench/dot/<scene>_<method>_np<N>/ (stats.csv, run.txt, time.txt), dot.csv
 #   (one row per run), dot.md (the table, also on stdout) and, with python3-matplotlib,
 #   iterations.png (iterations per step against subdomains in all:
@@ -37,7 +40,7 @@ ranks=${RANKS:-"1 2"}
 scenes=${SCENES:-"twisted_bar elephant_drop"}
 methods=${METHODS:-"pn-pcg pn-gamg pn-direct lbfgs-h lbfgs-pd dot-1 dot-2 dot-4 dot-8"}
 frames=${FRAMES:-12}
-out=$root/out/bench/dot
+out=${OUT_DIR:-$root/out/bench/dot}
 if [[ $(id -u) -eq 0 ]]; then
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 fi
@@ -71,9 +74,13 @@ method_args() {
     lbfgs-h) echo "--set solver.method=lbfgs" ;;
     lbfgs-pd) echo "--set solver.method=lbfgs --set solver.initializer=projective_dynamics" ;;
     dot-*)
-      local all=${method#dot-}
+      # dot-K[-ovN][-lagN]: K subdomains in all, -dot_overlap N, -dot_refactor_every N.
+      local rest=${method#dot-} extra=""
+      local all=${rest%%-*}
+      [[ $rest == *-ov* ]] && extra+=" -dot_overlap $(sed 's/.*-ov\([0-9]*\).*/\1/' <<<"$rest")"
+      [[ $rest == *-lag* ]] && extra+=" -dot_refactor_every $(sed 's/.*-lag\([0-9]*\).*/\1/' <<<"$rest")"
       if ((all % np != 0)); then echo ""; return; fi
-      echo "--set solver.method=dot --set dot.subdomains_per_rank=$((all / np))" ;;
+      echo "--set solver.method=dot --set dot.subdomains_per_rank=$((all / np))$extra" ;;
     *) echo "bench-dot: unknown method $method" >&2; exit 1 ;;
   esac
 }
@@ -104,7 +111,7 @@ for scene in $scenes; do
       steps=$(($(wc -l <"$stats") - 1))
       halvings=$(awk -F, 'NR > 1 { s += $4 } END { print s + 0 }' "$stats")
       subdomains=""
-      [[ $method == dot-* ]] && subdomains=${method#dot-}
+      if [[ $method == dot-* ]]; then subdomains=${method#dot-}; subdomains=${subdomains%%-*}; fi
       row="$scene,$method,$np,$subdomains,$steps,$halvings,$(column_mean "$stats" wall_s)"
       row+=",$(column_mean "$stats" outer_iterations),$(column_mean "$stats" inner_iterations)"
       for phase in Hessian SubdomainFactor SubdomainSolve SubdomainMerge LineSearch LinearSolve; do
@@ -117,7 +124,7 @@ for scene in $scenes; do
 done
 
 {
-  echo "## DOT benchmark ($(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), BLAS $(blas_name))"
+  echo "## DOT benchmark ($(date -u +%Y-%m-%dT%H:%MZ), $(nproc --all) cores, load $(cut -d' ' -f1-3 /proc/loadavg), BLAS $(blas_name))"
   echo
   echo "$frames frames per scene. Seconds per step: means over the steps, phases the maximum" \
        "over ranks; peak RSS: the largest rank's, MB."

@@ -21,7 +21,8 @@ def main(csv_path, png_path):
         for row in csv.DictReader(f):
             if not row["method"].startswith("dot-"):
                 continue
-            key = f"{row['scene']}, {row['ranks']} rank(s)"
+            variant = row["method"].split("-", 2)[2:]  # dot-K-ov1 -> ["ov1"]
+            key = f"{row['scene']}, {row['ranks']} rank(s)" + (f", {variant[0]}" if variant else "")
             lines.setdefault(key, []).append((int(row["subdomains_in_all"]), float(row["outer_per_step"])))
     if not lines:
         sys.exit(f"plot-dot-iterations: no dot-K rows in {csv_path}")

@@ -77,6 +77,7 @@
 #include <string>
 #include <vector>
 
+#include "ScopedOptions.hpp"
 #include "TestUtil.hpp"
 #include "app/FemSimulation.hpp"
 #include "app/MpmSimulation.hpp"
@@ -256,6 +257,12 @@ TEST(LbfgsScenes, TwistedBarDotAgreesWithNewtonToTheCnTolerance) {
 }
 
 TEST(LbfgsScenes, TwistedBarDotWithTwoSubdomainsPerRankAgreesWithNewtonToTheCnTolerance) {
+  CompareOnTheTwistedBar(1.0, "dot", {"dot.subdomains_per_rank=2"});
+}
+
+TEST(LbfgsScenes, TwistedBarDotWithOverlapAndLaggedFactorsAgreesWithNewtonToTheCnTolerance) {
+  // Issue 12's speed options change the initializer, not the termination: the same bound.
+  const test::ScopedOptions options({{"-dot_overlap", "1"}, {"-dot_refactor_every", "4"}});
   CompareOnTheTwistedBar(1.0, "dot", {"dot.subdomains_per_rank=2"});
 }
 

@@ -49,11 +49,14 @@ void SubdomainInitializer::DestroySubdomains() {
   VecScatterDestroy(&to_subdomains_);
   VecDestroy(&weights_);
   VecDestroy(&sqrt_weights_all_);
+  VecDestroy(&core_all_);
   built_ = false;
 }
 
 void SubdomainInitializer::SetFromOptions() {
   PetscInt per_rank = subdomains_per_rank_;
+  PetscInt refactor_every = refactor_every_;
+  PetscInt overlap = overlap_;
   CallReadingOptions("dot_", [&] {
     PetscOptionsBegin(comm_, "dot_", "DOT subdomain back-solves (Li et al. 2019)", "Initializer");
     PetscCall(PetscOptionsInt("-subdomains_per_rank", "Subdomains per rank: its counted tets split by "
@@ -64,6 +67,18 @@ void SubdomainInitializer::SetFromOptions() {
                                 "code) or symmetric (partition of unity on both sides) (scene: dot.merge)",
                                 "", kMerges, 2, kMerges[merge], &merge, nullptr));
     merge_ = kMerges[merge];
+    PetscCall(PetscOptionsInt("-overlap", "Layers of neighbouring tets' nodes added to every "
+                              "subdomain (ours; 0: DOT's disjoint tets); with the average merge only "
+                              "core values are merged (restricted additive Schwarz)",
+                              "", overlap, &overlap, nullptr));
+    PetscCall(PetscOptionsInt("-refactor_every", "Steps one factorization serves: 1 (DOT: the Hessian "
+                              "at every step's start) or more (ours: lagged across steps; a new dt "
+                              "or a failed factorization refactors at once)",
+                              "", refactor_every, &refactor_every, nullptr));
+    PetscCall(PetscOptionsReal("-refactor_growth", "With -dot_refactor_every > 1, also refactor when a "
+                               "step took more than this times the iterations of the step right after "
+                               "the last factorization (0: never)",
+                               "", refactor_growth_, &refactor_growth_, nullptr));
     PetscOptionsEnd();
     return PetscErrorCode(0);
   });
@@ -71,6 +86,12 @@ void SubdomainInitializer::SetFromOptions() {
   if (per_rank < 1)
     throw InputError("-dot_subdomains_per_rank " + std::to_string(per_rank) + ": expected an integer >= 1");
   subdomains_per_rank_ = static_cast<int>(per_rank);
+  if (refactor_every < 1)
+    throw InputError("-dot_refactor_every " + std::to_string(refactor_every) + ": expected an integer >= 1");
+  refactor_every_ = static_cast<int>(refactor_every);
+  if (overlap < 0) throw InputError("-dot_overlap " + std::to_string(overlap) + ": expected an integer >= 0");
+  overlap_ = static_cast<int>(overlap);
+  if (!(refactor_growth_ >= 0.0)) throw InputError("-dot_refactor_growth: expected a number >= 0");
   fallback_ = CreateInitializer(comm_, "lagged_hessian", SolverConfig{}, defaults_, "-dot_initializer");
   fallback_->SetFromOptions();
 }
@@ -115,12 +136,44 @@ void SubdomainInitializer::BuildSubdomains(const ElementSets& elements, Vec layo
     for (int n : elements.tets[counted[k]]) nodes_[part[k]].push_back(elements.local_to_global[n]);
   nodes_.erase(std::remove_if(nodes_.begin(), nodes_.end(), [](const auto& s) { return s.empty(); }),
                nodes_.end());
-  offsets_.assign(1, 0);
   for (auto& s : nodes_) {
     std::sort(s.begin(), s.end());
     s.erase(std::unique(s.begin(), s.end()), s.end());
-    offsets_.push_back(offsets_.back() + 3 * static_cast<PetscInt>(s.size()));
   }
+  // Overlap: each layer adds the nodes of every local tet (counted or not) that touches the
+  // set; core_ keeps, per subdomain, which of its nodes were in it before.
+  core_.clear();
+  if (overlap_ > 0) {
+    std::vector<std::vector<int>> node_tets(elements.local_to_global.size());
+    for (std::size_t e = 0; e < elements.tets.size(); ++e)
+      for (int n : elements.tets[e]) node_tets[n].push_back(static_cast<int>(e));
+    std::vector<PetscInt> sorted_global(elements.local_to_global);
+    std::vector<int> order(sorted_global.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+    std::sort(order.begin(), order.end(), [&](int a, int b) { return sorted_global[a] < sorted_global[b]; });
+    auto local_of = [&](PetscInt global) {
+      const auto it = std::lower_bound(order.begin(), order.end(), global,
+                                       [&](int a, PetscInt g) { return sorted_global[a] < g; });
+      return *it;
+    };
+    for (auto& s : nodes_) {
+      const std::vector<PetscInt> core = s;
+      for (int layer = 0; layer < overlap_; ++layer) {
+        std::vector<PetscInt> grown = s;
+        for (PetscInt g : s)
+          for (int e : node_tets[local_of(g)])
+            for (int n : elements.tets[e]) grown.push_back(elements.local_to_global[n]);
+        std::sort(grown.begin(), grown.end());
+        grown.erase(std::unique(grown.begin(), grown.end()), grown.end());
+        s.swap(grown);
+      }
+      std::vector<char> in_core(s.size(), 0);
+      for (std::size_t i = 0; i < s.size(); ++i) in_core[i] = std::binary_search(core.begin(), core.end(), s[i]);
+      core_.push_back(std::move(in_core));
+    }
+  }
+  offsets_.assign(1, 0);
+  for (auto& s : nodes_) offsets_.push_back(offsets_.back() + 3 * static_cast<PetscInt>(s.size()));
 
   const int n_sub = SubdomainCount();
   rhs_.assign(offsets_.back(), 0.0);
@@ -153,10 +206,22 @@ void SubdomainInitializer::BuildSubdomains(const ElementSets& elements, Vec layo
   OPTISTEP_PETSC(VecScatterCreate(layout, from, rhs_all_, nullptr, &to_subdomains_));
   ISDestroy(&from);
 
-  // m_i, the number of subdomains holding node i (over all ranks), and w_i = 1 / m_i.
+  // m_i, the number of subdomains holding node i (over all ranks), and w_i = 1 / m_i. With
+  // overlap and the average merge (restricted: only core values are merged), m_i counts
+  // the subdomains holding node i in their core.
   OPTISTEP_PETSC(VecDuplicate(layout, &weights_));
   OPTISTEP_PETSC(VecSet(weights_, 0.0));
   OPTISTEP_PETSC(VecSet(solution_all_, 1.0));
+  if (overlap_ > 0 && merge_ == "average") {
+    OPTISTEP_PETSC(VecDuplicate(solution_all_, &core_all_));
+    PetscScalar* c = nullptr;
+    OPTISTEP_PETSC(VecGetArray(core_all_, &c));
+    for (int j = 0; j < n_sub; ++j)
+      for (std::size_t i = 0; i < core_[j].size(); ++i)
+        for (int k = 0; k < 3; ++k) c[offsets_[j] + 3 * static_cast<PetscInt>(i) + k] = core_[j][i] ? 1.0 : 0.0;
+    OPTISTEP_PETSC(VecRestoreArray(core_all_, &c));
+    OPTISTEP_PETSC(VecCopy(core_all_, solution_all_));
+  }
   OPTISTEP_PETSC(VecScatterBegin(to_subdomains_, solution_all_, weights_, ADD_VALUES, SCATTER_REVERSE));
   OPTISTEP_PETSC(VecScatterEnd(to_subdomains_, solution_all_, weights_, ADD_VALUES, SCATTER_REVERSE));
   PetscScalar* w = nullptr;
@@ -247,6 +312,24 @@ void SubdomainInitializer::SetUp(IncrementalPotential& potential, Vec u0) {
     throw InputError("the subdomains initializer (DOT) needs a tet mesh: only FEM scenes "
                      "(discretization: fem) take solver.method dot");
   if (!built_) BuildSubdomains(*elements, u0);
+  // Lagging across steps (refactor_every_ > 1): the last factorization serves this step
+  // too unless it is as old as allowed, dt changed (M / dt^2 in H), the previous set-up
+  // fell back, or the last step needed more than refactor_growth_ times the iterations of
+  // the first step it served or of the step before it (a contact that came within the
+  // step the factors were made for: their next step would start from stale contacts).
+  const int applied = applications_, before = last_applications_;
+  applications_ = 0;
+  last_applications_ = applied;
+  if (steps_served_ == 1) first_applications_ = applied;
+  const bool grown = refactor_growth_ > 0.0 &&
+                     ((steps_served_ > 1 && applied > refactor_growth_ * std::max(first_applications_, 1)) ||
+                      (before > 0 && applied > refactor_growth_ * before));
+  if (H_ && !fell_back_ && steps_served_ < refactor_every_ && potential.StepSize() == factored_dt_ && !grown) {
+    ++steps_served_;
+    return;
+  }
+  steps_served_ = 1;
+  factored_dt_ = potential.StepSize();
   MatDestroy(&H_);
   H_ = potential.CreateHessian();
   potential.Hessian(u0, H_);
@@ -268,6 +351,7 @@ void SubdomainInitializer::SetUp(IncrementalPotential& potential, Vec u0) {
 }
 
 int SubdomainInitializer::Apply(Vec q, Vec r) {
+  ++applications_;
   if (fell_back_) return fallback_->Apply(q, r);
   const bool symmetric = merge_ == "symmetric";
   {
@@ -283,6 +367,7 @@ int SubdomainInitializer::Apply(Vec q, Vec r) {
   {
     ScopedPhase timed(kSubdomainMergePhase);
     if (symmetric) OPTISTEP_PETSC(VecPointwiseMult(solution_all_, solution_all_, sqrt_weights_all_));
+    if (core_all_) OPTISTEP_PETSC(VecPointwiseMult(solution_all_, solution_all_, core_all_));
     OPTISTEP_PETSC(VecSet(r, 0.0));
     OPTISTEP_PETSC(VecScatterBegin(to_subdomains_, solution_all_, r, ADD_VALUES, SCATTER_REVERSE));
     OPTISTEP_PETSC(VecScatterEnd(to_subdomains_, solution_all_, r, ADD_VALUES, SCATTER_REVERSE));
@@ -295,9 +380,9 @@ void SubdomainInitializer::View(PetscViewer viewer) const {
   OPTISTEP_PETSC(PetscViewerASCIIPrintf(
       viewer,
       "initializer subdomains (DOT, Li et al. 2019): back-solves of H[S,S] of the Hessian at the "
-      "step's start on %d subdomain(s) per rank, merge %s, options prefix -dot_ (back-solves "
-      "-dot_sub_)\n",
-      subdomains_per_rank_, merge_.c_str()));
+      "step's start on %d subdomain(s) per rank, overlap %d, merge %s, refactored every %d "
+      "step(s) (growth trigger %g), options prefix -dot_ (back-solves -dot_sub_)\n",
+      subdomains_per_rank_, overlap_, merge_.c_str(), refactor_every_, refactor_growth_));
   if (!ksps_.empty()) {
     PetscViewer sub = nullptr;
     OPTISTEP_PETSC(PetscViewerGetSubViewer(viewer, PETSC_COMM_SELF, &sub));
