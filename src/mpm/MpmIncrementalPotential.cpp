@@ -206,7 +206,7 @@ PetscReal MpmIncrementalPotential::Assemble(Vec dv, Vec g, bool project) {
   return total;
 }
 
-Mat MpmIncrementalPotential::NewMatrix() const {
+Mat MpmIncrementalPotential::NewMatrix() {
   const PetscInt n = 3 * static_cast<PetscInt>(step_.owned_nodes.size());
   const PetscInt N = 3 * step_.n_global;
   Mat H = nullptr;
@@ -225,19 +225,15 @@ Mat MpmIncrementalPotential::NewMatrix() const {
     OPTISTEP_PETSC(MatSetOption(H, MAT_SYMMETRIC, PETSC_TRUE));
     return H;
   }
-  // Preallocation: each owned node couples to the active nodes of the 5^3 box around it.
-  const LocalGrid& grid = step_.grid;
+  // Preallocation: exactly the rows' layout (BuildRowLayout), the active nodes of the 5^3
+  // box around each owned node less the couplings of sticky nodes, so that the final
+  // assembly has no unused room to squeeze out.
+  if (row_start_.empty()) BuildRowLayout();
+  const PetscInt first = step_.begin, end = step_.begin + static_cast<PetscInt>(step_.owned_nodes.size());
   std::vector<PetscInt> d_nnz(step_.owned_nodes.size(), 0), o_nnz(step_.owned_nodes.size(), 0);
-  for (std::size_t k = 0; k < step_.owned_nodes.size(); ++k) {
-    const Eigen::Vector3i node = grid.Node(step_.owned_nodes[k]);
-    for (int dz = -2; dz <= 2; ++dz)
-      for (int dy = -2; dy <= 2; ++dy)
-        for (int dx = -2; dx <= 2; ++dx) {
-          const int j = grid.Index(node + Eigen::Vector3i(dx, dy, dz));
-          if (j < 0 || step_.petsc_id[j] < 0) continue;
-          (step_.owned[j] ? d_nnz[k] : o_nnz[k])++;
-        }
-  }
+  for (std::size_t k = 0; k < step_.owned_nodes.size(); ++k)
+    for (PetscInt s = row_start_[k]; s < row_start_[k + 1]; ++s)
+      (row_cols_[s] >= first && row_cols_[s] < end ? d_nnz[k] : o_nnz[k])++;
   OPTISTEP_PETSC(MatCreate(domain_.comm(), &H));
   OPTISTEP_PETSC(MatSetSizes(H, n, n, N, N));
   OPTISTEP_PETSC(MatSetBlockSize(H, 3));

@@ -103,7 +103,7 @@ class MpmIncrementalPotential : public IncrementalPotential {
   /// p's stencil: the scatter of the gradient (M = dt V0 P F_n^T) and of the matrix-free
   /// Hessian product (M = dt V0 dP F_n^T).
   void AddToOwnedNodes(std::size_t p, const Mat3& M, double* out) const;
-  Mat NewMatrix() const;
+  Mat NewMatrix();
   /// The assembled Hessian's rows: neighbour lists and the buffers they are summed in.
   void BuildRowLayout();
   /// The matrix-free Hessian's 3x3 diagonal blocks, 9 per owned node (column-major).
