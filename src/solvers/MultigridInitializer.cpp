@@ -59,30 +59,53 @@ void MultigridInitializer::SetUp(IncrementalPotential& potential, Vec u0) {
   if (!grid)
     throw InputError("solver.method: HOT's V-cycle (initializer vcycle) needs an MPM grid; this "
                      "discretization has none (expected discretization: mpm)");
-  // The grid and the vector layout change every MPM step: a new hierarchy.
-  OPTISTEP_PETSC(KSPReset(ksp_));
   OPTISTEP_PETSC(KSPReset(fallback_));
   fell_back_ = false;
-  MatDestroy(&H_);
-  H_ = potential.CreateHessian();
+  Mat H = potential.CreateHessian();
   MatType type = nullptr;
-  OPTISTEP_PETSC(MatGetType(H_, &type));
+  OPTISTEP_PETSC(MatGetType(H, &type));
   PetscBool shell = PETSC_FALSE;
   OPTISTEP_PETSC(PetscStrcmp(type, MATSHELL, &shell));
-  if (shell)
-    throw InputError("mpm.matrix_free: HOT's V-cycle needs the assembled Hessian (its coarse levels "
-                     "are Galerkin products); expected mpm.matrix_free: false");
   PetscBool aij = PETSC_FALSE;
-  OPTISTEP_PETSC(PetscObjectTypeCompareAny(reinterpret_cast<PetscObject>(H_), &aij, MATSEQAIJ, MATMPIAIJ, ""));
-  if (!aij)
-    throw InputError(std::string("-hessian_mat_type ") + type +
+  if (!shell)
+    OPTISTEP_PETSC(PetscObjectTypeCompareAny(reinterpret_cast<PetscObject>(H), &aij, MATSEQAIJ, MATMPIAIJ, ""));
+  if (shell || !aij) {
+    const std::string name = type;
+    MatDestroy(&H);
+    if (shell)
+      throw InputError("mpm.matrix_free: HOT's V-cycle needs the assembled Hessian (its coarse levels "
+                       "are Galerkin products); expected mpm.matrix_free: false");
+    throw InputError("-hessian_mat_type " + name +
                      ": HOT's V-cycle forms its coarse levels by MatPtAP, which PETSc 3.18 offers for "
                      "AIJ matrices only; expected -hessian_mat_type aij (the default with hot)");
-  potential.Hessian(u0, H_);
+  }
+  potential.Hessian(u0, H);
   ScopedPhase timed(kHierarchyBuildPhase);
   PC pc = nullptr;
   OPTISTEP_PETSC(KSPGetPC(ksp_, &pc));
-  multigrid_.SetGrid(pc, *grid);
+  // The grid changes with the particles. While it and the Hessian's nonzero pattern stay
+  // as they were (every rank), the V-cycle keeps its prolongations, its level-0 matrix
+  // (refilled with H's values) and its coarse matrices, whose Galerkin products PETSc then
+  // forms again by their numeric phase alone (MAT_REUSE_MATRIX): the same numbers as a new
+  // hierarchy, without the symbolic phase.
+  int same_pattern = H_ && SameNonzeroPattern(H_, H);
+  MPI_Allreduce(MPI_IN_PLACE, &same_pattern, 1, MPI_INT, MPI_MIN, comm_);
+  if (same_pattern && multigrid_.SameGrid(*grid)) {
+    OPTISTEP_PETSC(MatCopy(H, H_, SAME_NONZERO_PATTERN));
+    // PETSc 3.18's MatCopy of AIJ keeps the cached inverse diagonal that SOR (the
+    // smoother) and point-block Jacobi read; an assembly invalidates it.
+    OPTISTEP_PETSC(MatAssemblyBegin(H_, MAT_FINAL_ASSEMBLY));
+    OPTISTEP_PETSC(MatAssemblyEnd(H_, MAT_FINAL_ASSEMBLY));
+    MatDestroy(&H);
+    ++reused_;
+  } else {
+    OPTISTEP_PETSC(KSPReset(ksp_));
+    MatDestroy(&H_);
+    H_ = H;
+    multigrid_.SetGrid(pc, *grid);
+    ++built_;
+  }
+  OPTISTEP_PETSC(PetscInfo(pc, "HOT hierarchy: %d built, %d reused\n", built_, reused_));
   OPTISTEP_PETSC(KSPSetOperators(ksp_, H_, H_));
   CallReadingOptions(kPrefix, [&] { return KSPSetUp(ksp_); });
 }
