@@ -61,6 +61,14 @@ void MultigridInitializer::SetUp(IncrementalPotential& potential, Vec u0) {
                      "discretization has none (expected discretization: mpm)");
   OPTISTEP_PETSC(KSPReset(fallback_));
   fell_back_ = false;
+  // A new grid: the last hierarchy and its level-0 matrix go before the new Hessian is
+  // made (one Hessian in memory at a time). On the same grid the last level-0 matrix is
+  // kept until the new Hessian's pattern is compared with it.
+  const bool same_grid = multigrid_.SameGrid(*grid);
+  if (!same_grid) {
+    OPTISTEP_PETSC(KSPReset(ksp_));
+    MatDestroy(&H_);
+  }
   Mat H = potential.CreateHessian();
   MatType type = nullptr;
   OPTISTEP_PETSC(MatGetType(H, &type));
@@ -88,9 +96,9 @@ void MultigridInitializer::SetUp(IncrementalPotential& potential, Vec u0) {
   // (refilled with H's values) and its coarse matrices, whose Galerkin products PETSc then
   // forms again by their numeric phase alone (MAT_REUSE_MATRIX): the same numbers as a new
   // hierarchy, without the symbolic phase.
-  int same_pattern = H_ && SameNonzeroPattern(H_, H);
+  int same_pattern = same_grid && H_ && SameNonzeroPattern(H_, H);
   MPI_Allreduce(MPI_IN_PLACE, &same_pattern, 1, MPI_INT, MPI_MIN, comm_);
-  if (same_pattern && multigrid_.SameGrid(*grid)) {
+  if (same_pattern) {
     OPTISTEP_PETSC(MatCopy(H, H_, SAME_NONZERO_PATTERN));
     // PETSc 3.18's MatCopy of AIJ keeps the cached inverse diagonal that SOR (the
     // smoother) and point-block Jacobi read; an assembly invalidates it.
