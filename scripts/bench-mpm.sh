@@ -217,8 +217,9 @@ fi
 } >"$out/mpm.md"
 cat "$out/mpm.md"
 if [[ $(echo $e_mids | wc -w) -gt 1 ]]; then
-  if python3 -c "import matplotlib" 2>/dev/null; then
-    python3 "$root/scripts/plot-mpm-sweep.py" "$runs_csv" "$out/mpm_sweep.png" &&
+  # Debian's python3 (python3-matplotlib), not one a PATH (pyenv, venv) may put first.
+  if /usr/bin/python3 -c "import matplotlib" 2>/dev/null; then
+    /usr/bin/python3 "$root/scripts/plot-mpm-sweep.py" "$runs_csv" "$out/mpm_sweep.png" &&
       echo "bench-mpm: the sweep plotted in $out/mpm_sweep.png" >&2
   else
     echo "bench-mpm: no python3-matplotlib (apt-get install python3-matplotlib): no plot" >&2
