@@ -295,6 +295,30 @@ Mat MpmIncrementalPotential::CreateHessian() {
   return hessian_;
 }
 
+bool MpmIncrementalPotential::HessianPatternIs(Mat H) {
+  if (matrix_free_) return false;
+  if (row_start_.empty()) BuildRowLayout();
+  PetscInt bs = 0, first = 0, last = 0;
+  OPTISTEP_PETSC(MatGetBlockSize(H, &bs));
+  OPTISTEP_PETSC(MatGetOwnershipRange(H, &first, &last));
+  const PetscInt n_owned = static_cast<PetscInt>(step_.owned_nodes.size());
+  if (bs != 3 || first != 3 * step_.begin || last - first != 3 * n_owned) return false;
+  // Scalar row 3 k + d holds the columns 3 c + e of the layout's block columns c of row k.
+  bool same = true;
+  for (PetscInt k = 0; k < n_owned && same; ++k)
+    for (PetscInt d = 0; d < 3 && same; ++d) {
+      const PetscInt row = first + 3 * k + d;
+      PetscInt n = 0;
+      const PetscInt* cols = nullptr;
+      OPTISTEP_PETSC(MatGetRow(H, row, &n, &cols, nullptr));
+      same = n == 3 * (row_start_[k + 1] - row_start_[k]);
+      for (PetscInt s = row_start_[k], j = 0; same && s < row_start_[k + 1]; ++s, j += 3)
+        same = cols[j] == 3 * row_cols_[s] && cols[j + 1] == 3 * row_cols_[s] + 1 && cols[j + 2] == 3 * row_cols_[s] + 2;
+      OPTISTEP_PETSC(MatRestoreRow(H, row, &n, &cols, nullptr));
+    }
+  return same;
+}
+
 void MpmIncrementalPotential::Hessian(Vec dv, Mat H) {
   ScopedPhase phase(kHessianPhase);
   LoadVelocities(dv);

@@ -47,6 +47,8 @@ class MpmIncrementalPotential : public IncrementalPotential {
 
   void Hessian(Vec dv, Mat H) override;
   Mat CreateHessian() override;
+  /// Compares H's rows (MatGetRow) with this step's row layout (BuildRowLayout).
+  bool HessianPatternIs(Mat H) override;
   /// HOT Sec. 5.2: tol_i = epsilon 24 dx^2 dt (sum_p w_ip m_p |dP/dF(I)|_F) / m_i.
   void CharacteristicNormWeights(double epsilon, Vec w) override;
   PetscInt GlobalNodeCount() const override { return step_.n_global; }

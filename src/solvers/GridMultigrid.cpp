@@ -118,47 +118,6 @@ bool GridMultigrid::SameGrid(const GridInfo& grid) const {
   return same != 0;
 }
 
-namespace {
-
-/// Whether the SeqAIJ matrices a and b have the same size and nonzero pattern.
-bool SameSeqPattern(Mat a, Mat b) {
-  PetscInt ma = 0, na = 0, mb = 0, nb = 0;
-  OPTISTEP_PETSC(MatGetLocalSize(a, &ma, &na));
-  OPTISTEP_PETSC(MatGetLocalSize(b, &mb, &nb));
-  if (ma != mb || na != nb) return false;
-  const PetscInt *ia = nullptr, *ja = nullptr, *ib = nullptr, *jb = nullptr;
-  PetscInt rows_a = 0, rows_b = 0;
-  PetscBool done_a = PETSC_FALSE, done_b = PETSC_FALSE;
-  OPTISTEP_PETSC(MatGetRowIJ(a, 0, PETSC_FALSE, PETSC_FALSE, &rows_a, &ia, &ja, &done_a));
-  OPTISTEP_PETSC(MatGetRowIJ(b, 0, PETSC_FALSE, PETSC_FALSE, &rows_b, &ib, &jb, &done_b));
-  bool same = done_a && done_b && rows_a == rows_b && std::equal(ia, ia + rows_a + 1, ib) &&
-              std::equal(ja, ja + ia[rows_a], jb);
-  OPTISTEP_PETSC(MatRestoreRowIJ(a, 0, PETSC_FALSE, PETSC_FALSE, &rows_a, &ia, &ja, &done_a));
-  OPTISTEP_PETSC(MatRestoreRowIJ(b, 0, PETSC_FALSE, PETSC_FALSE, &rows_b, &ib, &jb, &done_b));
-  return same;
-}
-
-}  // namespace
-
-bool SameNonzeroPattern(Mat A, Mat B) {
-  PetscBool mpi_a = PETSC_FALSE, mpi_b = PETSC_FALSE;
-  OPTISTEP_PETSC(PetscObjectTypeCompare(reinterpret_cast<PetscObject>(A), MATMPIAIJ, &mpi_a));
-  OPTISTEP_PETSC(PetscObjectTypeCompare(reinterpret_cast<PetscObject>(B), MATMPIAIJ, &mpi_b));
-  if (mpi_a != mpi_b) return false;
-  if (!mpi_a) return SameSeqPattern(A, B);
-  PetscInt first_a = 0, first_b = 0;
-  OPTISTEP_PETSC(MatGetOwnershipRange(A, &first_a, nullptr));
-  OPTISTEP_PETSC(MatGetOwnershipRange(B, &first_b, nullptr));
-  Mat diag_a = nullptr, off_a = nullptr, diag_b = nullptr, off_b = nullptr;
-  const PetscInt *columns_a = nullptr, *columns_b = nullptr;
-  OPTISTEP_PETSC(MatMPIAIJGetSeqAIJ(A, &diag_a, &off_a, &columns_a));
-  OPTISTEP_PETSC(MatMPIAIJGetSeqAIJ(B, &diag_b, &off_b, &columns_b));
-  if (first_a != first_b || !SameSeqPattern(diag_a, diag_b) || !SameSeqPattern(off_a, off_b)) return false;
-  PetscInt n_off = 0;  // the off-diagonal part's columns, each a global column (garray)
-  OPTISTEP_PETSC(MatGetLocalSize(off_a, nullptr, &n_off));
-  return std::equal(columns_a, columns_a + n_off, columns_b);
-}
-
 void GridMultigrid::View(PetscViewer viewer) const {
   OPTISTEP_PETSC(PetscViewerASCIIPrintf(viewer,
                                         "grid multigrid (HOT Sec. 4): %d levels, %s node embedding, "

@@ -16,8 +16,8 @@
 //  - multiplicative V-cycle, one cycle per application.
 // The hierarchy is remade for every new grid (SetGrid); PETSc forms the Galerkin products
 // whenever the PC is set up with a new level-0 matrix. A caller whose next grid and level-0
-// nonzero pattern are those of the last SetGrid (SameGrid, SameNonzeroPattern) may keep
-// the PC set up and only refill its level-0 matrix: PCMG then redoes the Galerkin products'
+// nonzero pattern are those of the last SetGrid (SameGrid, and the potential's
+// HessianPatternIs) may keep the PC set up and only refill its level-0 matrix: PCMG then redoes the Galerkin products'
 // numeric phase alone (MatPtAP with MAT_REUSE_MATRIX), with the same results.
 #include <petscksp.h>
 
@@ -75,12 +75,6 @@ class GridMultigrid {
   GridInfo grid_;  ///< level 0 of the last SetGrid
   bool has_grid_ = false;
 };
-
-/// Rank-local: whether the AIJ matrices A and B (both SeqAIJ or both MPIAIJ, assembled)
-/// have the same local sizes and nonzero pattern on this rank (row starts and column
-/// indices of the diagonal and off-diagonal parts, and the off-diagonal part's global
-/// columns), values aside. Whether they are AIJ is the caller's to check.
-bool SameNonzeroPattern(Mat A, Mat B);
 
 /// The phase of building the levels (prolongations) and PETSc's set-up of the PCMG
 /// (Galerkin products, smoothers, coarse solve): "HierarchyBuild".

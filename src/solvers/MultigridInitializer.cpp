@@ -61,58 +61,47 @@ void MultigridInitializer::SetUp(IncrementalPotential& potential, Vec u0) {
                      "discretization has none (expected discretization: mpm)");
   OPTISTEP_PETSC(KSPReset(fallback_));
   fell_back_ = false;
-  // A new grid: the last hierarchy and its level-0 matrix go before the new Hessian is
-  // made (one Hessian in memory at a time). On the same grid the last level-0 matrix is
-  // kept until the new Hessian's pattern is compared with it.
-  const bool same_grid = multigrid_.SameGrid(*grid);
-  if (!same_grid) {
-    OPTISTEP_PETSC(KSPReset(ksp_));
-    MatDestroy(&H_);
-  }
-  Mat H = potential.CreateHessian();
-  MatType type = nullptr;
-  OPTISTEP_PETSC(MatGetType(H, &type));
-  PetscBool shell = PETSC_FALSE;
-  OPTISTEP_PETSC(PetscStrcmp(type, MATSHELL, &shell));
-  PetscBool aij = PETSC_FALSE;
-  if (!shell)
-    OPTISTEP_PETSC(PetscObjectTypeCompareAny(reinterpret_cast<PetscObject>(H), &aij, MATSEQAIJ, MATMPIAIJ, ""));
-  if (shell || !aij) {
-    const std::string name = type;
-    MatDestroy(&H);
-    if (shell)
-      throw InputError("mpm.matrix_free: HOT's V-cycle needs the assembled Hessian (its coarse levels "
-                       "are Galerkin products); expected mpm.matrix_free: false");
-    throw InputError("-hessian_mat_type " + name +
-                     ": HOT's V-cycle forms its coarse levels by MatPtAP, which PETSc 3.18 offers for "
-                     "AIJ matrices only; expected -hessian_mat_type aij (the default with hot)");
-  }
-  potential.Hessian(u0, H);
-  ScopedPhase timed(kHierarchyBuildPhase);
   PC pc = nullptr;
   OPTISTEP_PETSC(KSPGetPC(ksp_, &pc));
-  // The grid changes with the particles. While it and the Hessian's nonzero pattern stay
-  // as they were (every rank), the V-cycle keeps its prolongations, its level-0 matrix
-  // (refilled with H's values) and its coarse matrices, whose Galerkin products PETSc then
-  // forms again by their numeric phase alone (MAT_REUSE_MATRIX): the same numbers as a new
-  // hierarchy, without the symbolic phase.
-  int same_pattern = same_grid && H_ && SameNonzeroPattern(H_, H);
+  // The grid changes with the particles. While it (on every rank) and the Hessian's
+  // nonzero pattern stay those of the last SetUp, the V-cycle keeps its prolongations, its
+  // level-0 matrix, which the potential refills in place, and its coarse matrices, whose
+  // Galerkin products PETSc then forms by their numeric phase alone (MAT_REUSE_MATRIX):
+  // the same numbers as a new hierarchy, without the symbolic phase and with one Hessian
+  // in memory. Otherwise the last hierarchy goes before the new Hessian is made.
+  int same_pattern = H_ && multigrid_.SameGrid(*grid) && potential.HessianPatternIs(H_);
   MPI_Allreduce(MPI_IN_PLACE, &same_pattern, 1, MPI_INT, MPI_MIN, comm_);
   if (same_pattern) {
-    OPTISTEP_PETSC(MatCopy(H, H_, SAME_NONZERO_PATTERN));
-    // PETSc 3.18's MatCopy of AIJ keeps the cached inverse diagonal that SOR (the
-    // smoother) and point-block Jacobi read; an assembly invalidates it.
-    OPTISTEP_PETSC(MatAssemblyBegin(H_, MAT_FINAL_ASSEMBLY));
-    OPTISTEP_PETSC(MatAssemblyEnd(H_, MAT_FINAL_ASSEMBLY));
-    MatDestroy(&H);
+    // The assembly at the end of Hessian() also drops the inverse diagonal SOR and
+    // point-block Jacobi cached from the old values.
+    potential.Hessian(u0, H_);
+    ScopedPhase timed(kHierarchyBuildPhase);
     ++reused_;
-  } else {
-    OPTISTEP_PETSC(KSPReset(ksp_));
-    MatDestroy(&H_);
-    H_ = H;
-    multigrid_.SetGrid(pc, *grid);
-    ++built_;
+    OPTISTEP_PETSC(PetscInfo(pc, "HOT hierarchy: %d built, %d reused\n", built_, reused_));
+    OPTISTEP_PETSC(KSPSetOperators(ksp_, H_, H_));
+    CallReadingOptions(kPrefix, [&] { return KSPSetUp(ksp_); });
+    return;
   }
+  OPTISTEP_PETSC(KSPReset(ksp_));
+  MatDestroy(&H_);
+  H_ = potential.CreateHessian();
+  MatType type = nullptr;
+  OPTISTEP_PETSC(MatGetType(H_, &type));
+  PetscBool shell = PETSC_FALSE;
+  OPTISTEP_PETSC(PetscStrcmp(type, MATSHELL, &shell));
+  if (shell)
+    throw InputError("mpm.matrix_free: HOT's V-cycle needs the assembled Hessian (its coarse levels "
+                     "are Galerkin products); expected mpm.matrix_free: false");
+  PetscBool aij = PETSC_FALSE;
+  OPTISTEP_PETSC(PetscObjectTypeCompareAny(reinterpret_cast<PetscObject>(H_), &aij, MATSEQAIJ, MATMPIAIJ, ""));
+  if (!aij)
+    throw InputError(std::string("-hessian_mat_type ") + type +
+                     ": HOT's V-cycle forms its coarse levels by MatPtAP, which PETSc 3.18 offers for "
+                     "AIJ matrices only; expected -hessian_mat_type aij (the default with hot)");
+  potential.Hessian(u0, H_);
+  ScopedPhase timed(kHierarchyBuildPhase);
+  multigrid_.SetGrid(pc, *grid);
+  ++built_;
   OPTISTEP_PETSC(PetscInfo(pc, "HOT hierarchy: %d built, %d reused\n", built_, reused_));
   OPTISTEP_PETSC(KSPSetOperators(ksp_, H_, H_));
   CallReadingOptions(kPrefix, [&] { return KSPSetUp(ksp_); });

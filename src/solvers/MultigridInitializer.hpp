@@ -18,8 +18,9 @@
 // empty L-BFGS history the direction is PN-PCG's. The next step builds a new V-cycle.
 //
 // Reuse across steps. While the grid (nodes, numbering) and the Hessian's nonzero pattern
-// stay those of the last SetUp on every rank, SetUp keeps the hierarchy: the prolongations,
-// the level-0 matrix (refilled) and the coarse matrices, whose Galerkin products PETSc
+// (IncrementalPotential::HessianPatternIs) stay those of the last SetUp on every rank,
+// SetUp keeps the hierarchy: the prolongations, the level-0 matrix (refilled in place by
+// the potential) and the coarse matrices, whose Galerkin products PETSc
 // forms again by their numeric phase alone (MatPtAP, MAT_REUSE_MATRIX). The V-cycle is
 // bitwise that of a new hierarchy (tests/test_hot_multigrid.cpp), so nothing of it needs
 // to be in a checkpoint.
