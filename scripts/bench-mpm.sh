@@ -42,9 +42,13 @@
 #   --set overrides for every run, space-separated; e.g. the reference code's step for
 #   the side-by-side of issue 11: SETS="time.dt=0.004166666666666667" BAR_FRAMES=12
 #   E_MIDS=1e8 VARIANTS="pnmf hot" RANKS=2).
+#   HOT's Fig. 20 sweep: E_MIDS="1e5 1e6 1e7 1e8 1e9 1e10" (iterations and time against
+#   stiffness, plotted as below).
 # Output: out/bench/mpm_<variant>_E<E>_np<N>/ (stats.csv, log_view.txt, run.txt),
 #   out/bench/mpm_transfer_dx*.txt, the tables, as markdown, on stdout and in
-#   out/bench/mpm.md, and the runs' rows as out/bench/mpm_runs.csv.
+#   out/bench/mpm.md, the runs' rows as out/bench/mpm_runs.csv and, when E_MIDS has more
+#   than one value and python3-matplotlib is installed, their plot against E_mid
+#   (scripts/plot-mpm-sweep.py) as out/bench/mpm_sweep.png.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -212,3 +216,12 @@ fi
   fi
 } >"$out/mpm.md"
 cat "$out/mpm.md"
+if [[ $(echo $e_mids | wc -w) -gt 1 ]]; then
+  # Debian's python3 (python3-matplotlib), not one a PATH (pyenv, venv) may put first.
+  if /usr/bin/python3 -c "import matplotlib" 2>/dev/null; then
+    /usr/bin/python3 "$root/scripts/plot-mpm-sweep.py" "$runs_csv" "$out/mpm_sweep.png" &&
+      echo "bench-mpm: the sweep plotted in $out/mpm_sweep.png" >&2
+  else
+    echo "bench-mpm: no python3-matplotlib (apt-get install python3-matplotlib): no plot" >&2
+  fi
+fi

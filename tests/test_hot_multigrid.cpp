@@ -14,6 +14,8 @@
 //  - iterated on H x = b, that V-cycle reduces the H-norm error every cycle, never less than
 //    the symmetric Gauss-Seidel smoother alone (on 4 ranks the rank-local smoother diverges
 //    on this small cube, and the fallback must catch the V-cycle);
+//  - a hierarchy kept for an unchanged grid (a second SetUp at another dv) gives bitwise
+//    the V-cycle of a hierarchy built anew there, and not that of the first dv;
 //  - bad input: a level count the grid cannot coarsen to names solver.mg_levels (or
 //    -hot_pc_mg_levels), the matrix-free or BAIJ Hessian names its key, hot on FEM names
 //    solver.method; a V-cycle that is not positive definite (a smoother with damping -1)
@@ -424,6 +426,48 @@ TEST_F(HotMultigridTest, AVCycleThatIsNotPositiveDefiniteFallsBackToPnPcg) {
   EXPECT_TRUE(report.converged) << report.reason;
   EXPECT_LT(report.cn_residual, 1.0);
   for (Vec* v : {&q, &r, &u}) VecDestroy(v);
+}
+
+TEST_F(HotMultigridTest, AHierarchyKeptForAnUnchangedGridGivesTheVCycleOfANewOne) {
+  // The same grid at two points dv1 and dv2: the second SetUp keeps the hierarchy and only
+  // refills the matrices; it must apply exactly what a hierarchy built at dv2 applies.
+  auto kept = VCycle(HotConfig());
+  Vec q = RandomVector(*potential_, 11, 1.0, true), r1 = potential_->CreateVector();
+  kept->Apply(q, r1);
+  Vec dv2 = RandomVector(*potential_, 5, 0.2, false);
+  auto potential2 = Potential(false, MATAIJ);
+  kept->SetUp(*potential2, dv2);
+  EXPECT_EQ(kept->hierarchies_built(), 1);
+  EXPECT_EQ(kept->hierarchies_reused(), 1);
+  auto fresh = std::make_unique<MultigridInitializer>(MPI_COMM_WORLD, HotConfig());
+  fresh->SetFromOptions();
+  fresh->SetUp(*potential2, dv2);
+  EXPECT_EQ(fresh->hierarchies_reused(), 0);
+  Vec r_kept = potential_->CreateVector(), r_fresh = potential_->CreateVector();
+  kept->Apply(q, r_kept);
+  fresh->Apply(q, r_fresh);
+  EXPECT_FALSE(kept->fell_back());
+  const auto max_difference = [](Vec a, Vec b) {
+    Vec d = nullptr;
+    OPTISTEP_PETSC(VecDuplicate(a, &d));
+    OPTISTEP_PETSC(VecWAXPY(d, -1.0, a, b));
+    PetscReal m = 0.0;
+    OPTISTEP_PETSC(VecNorm(d, NORM_INFINITY, &m));
+    VecDestroy(&d);
+    return m;
+  };
+  const double kept_vs_fresh = max_difference(r_kept, r_fresh), first_vs_second = max_difference(r1, r_fresh);
+  PetscPrintf(PETSC_COMM_WORLD,
+              "[          ] max |V q| difference: kept vs new hierarchy %.2e, V-cycle at dv1 vs dv2 %.2e "
+              "(|V q|_inf %.2e)\n",
+              kept_vs_fresh, first_vs_second, [&] {
+                PetscReal m = 0.0;
+                OPTISTEP_PETSC(VecNorm(r_fresh, NORM_INFINITY, &m));
+                return m;
+              }());
+  EXPECT_EQ(kept_vs_fresh, 0.0);
+  EXPECT_GT(first_vs_second, 0.0) << "control: the second point must change the V-cycle";
+  for (Vec* v : {&q, &r1, &dv2, &r_kept, &r_fresh}) VecDestroy(v);
 }
 
 /// HOT's twisting bar at dx = 0.03 m (3840 particles), 1 frame of 2 steps.

@@ -206,7 +206,7 @@ PetscReal MpmIncrementalPotential::Assemble(Vec dv, Vec g, bool project) {
   return total;
 }
 
-Mat MpmIncrementalPotential::NewMatrix() const {
+Mat MpmIncrementalPotential::NewMatrix() {
   const PetscInt n = 3 * static_cast<PetscInt>(step_.owned_nodes.size());
   const PetscInt N = 3 * step_.n_global;
   Mat H = nullptr;
@@ -225,19 +225,15 @@ Mat MpmIncrementalPotential::NewMatrix() const {
     OPTISTEP_PETSC(MatSetOption(H, MAT_SYMMETRIC, PETSC_TRUE));
     return H;
   }
-  // Preallocation: each owned node couples to the active nodes of the 5^3 box around it.
-  const LocalGrid& grid = step_.grid;
+  // Preallocation: exactly the rows' layout (BuildRowLayout), the active nodes of the 5^3
+  // box around each owned node less the couplings of sticky nodes, so that the final
+  // assembly has no unused room to squeeze out.
+  if (row_start_.empty()) BuildRowLayout();
+  const PetscInt first = step_.begin, end = step_.begin + static_cast<PetscInt>(step_.owned_nodes.size());
   std::vector<PetscInt> d_nnz(step_.owned_nodes.size(), 0), o_nnz(step_.owned_nodes.size(), 0);
-  for (std::size_t k = 0; k < step_.owned_nodes.size(); ++k) {
-    const Eigen::Vector3i node = grid.Node(step_.owned_nodes[k]);
-    for (int dz = -2; dz <= 2; ++dz)
-      for (int dy = -2; dy <= 2; ++dy)
-        for (int dx = -2; dx <= 2; ++dx) {
-          const int j = grid.Index(node + Eigen::Vector3i(dx, dy, dz));
-          if (j < 0 || step_.petsc_id[j] < 0) continue;
-          (step_.owned[j] ? d_nnz[k] : o_nnz[k])++;
-        }
-  }
+  for (std::size_t k = 0; k < step_.owned_nodes.size(); ++k)
+    for (PetscInt s = row_start_[k]; s < row_start_[k + 1]; ++s)
+      (row_cols_[s] >= first && row_cols_[s] < end ? d_nnz[k] : o_nnz[k])++;
   OPTISTEP_PETSC(MatCreate(domain_.comm(), &H));
   OPTISTEP_PETSC(MatSetSizes(H, n, n, N, N));
   OPTISTEP_PETSC(MatSetBlockSize(H, 3));
@@ -297,6 +293,30 @@ Mat MpmIncrementalPotential::CreateHessian() {
   if (!hessian_) hessian_ = NewMatrix();
   OPTISTEP_PETSC(PetscObjectReference(reinterpret_cast<PetscObject>(hessian_)));
   return hessian_;
+}
+
+bool MpmIncrementalPotential::HessianPatternIs(Mat H) {
+  if (matrix_free_) return false;
+  if (row_start_.empty()) BuildRowLayout();
+  PetscInt bs = 0, first = 0, last = 0;
+  OPTISTEP_PETSC(MatGetBlockSize(H, &bs));
+  OPTISTEP_PETSC(MatGetOwnershipRange(H, &first, &last));
+  const PetscInt n_owned = static_cast<PetscInt>(step_.owned_nodes.size());
+  if (bs != 3 || first != 3 * step_.begin || last - first != 3 * n_owned) return false;
+  // Scalar row 3 k + d holds the columns 3 c + e of the layout's block columns c of row k.
+  bool same = true;
+  for (PetscInt k = 0; k < n_owned && same; ++k)
+    for (PetscInt d = 0; d < 3 && same; ++d) {
+      const PetscInt row = first + 3 * k + d;
+      PetscInt n = 0;
+      const PetscInt* cols = nullptr;
+      OPTISTEP_PETSC(MatGetRow(H, row, &n, &cols, nullptr));
+      same = n == 3 * (row_start_[k + 1] - row_start_[k]);
+      for (PetscInt s = row_start_[k], j = 0; same && s < row_start_[k + 1]; ++s, j += 3)
+        same = cols[j] == 3 * row_cols_[s] && cols[j + 1] == 3 * row_cols_[s] + 1 && cols[j + 2] == 3 * row_cols_[s] + 2;
+      OPTISTEP_PETSC(MatRestoreRow(H, row, &n, &cols, nullptr));
+    }
+  return same;
 }
 
 void MpmIncrementalPotential::Hessian(Vec dv, Mat H) {

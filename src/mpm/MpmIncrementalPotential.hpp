@@ -47,6 +47,8 @@ class MpmIncrementalPotential : public IncrementalPotential {
 
   void Hessian(Vec dv, Mat H) override;
   Mat CreateHessian() override;
+  /// Compares H's rows (MatGetRow) with this step's row layout (BuildRowLayout).
+  bool HessianPatternIs(Mat H) override;
   /// HOT Sec. 5.2: tol_i = epsilon 24 dx^2 dt (sum_p w_ip m_p |dP/dF(I)|_F) / m_i.
   void CharacteristicNormWeights(double epsilon, Vec w) override;
   PetscInt GlobalNodeCount() const override { return step_.n_global; }
@@ -103,7 +105,7 @@ class MpmIncrementalPotential : public IncrementalPotential {
   /// p's stencil: the scatter of the gradient (M = dt V0 P F_n^T) and of the matrix-free
   /// Hessian product (M = dt V0 dP F_n^T).
   void AddToOwnedNodes(std::size_t p, const Mat3& M, double* out) const;
-  Mat NewMatrix() const;
+  Mat NewMatrix();
   /// The assembled Hessian's rows: neighbour lists and the buffers they are summed in.
   void BuildRowLayout();
   /// The matrix-free Hessian's 3x3 diagonal blocks, 9 per owned node (column-major).

@@ -71,6 +71,7 @@ void GridMultigrid::Configure(PC pc) {
 }
 
 void GridMultigrid::SetGrid(PC pc, const GridInfo& grid) {
+  has_grid_ = false;
   sizes_.assign(1, LevelSize{});
   const auto record = [&](const GridInfo& level, LevelSize* size) {
     size->nodes = level.n_global;
@@ -102,10 +103,19 @@ void GridMultigrid::SetGrid(PC pc, const GridInfo& grid) {
     MatDestroy(&P);
     fine = std::move(coarse);
   }
+  grid_ = grid;
+  has_grid_ = true;
   for (std::size_t m = 0; m < sizes_.size(); ++m)
     OPTISTEP_PETSC(PetscInfo(pc, "grid multigrid level %d: %" PetscInt_FMT " nodes, %" PetscInt_FMT
                                  " to %" PetscInt_FMT " per rank\n",
                              static_cast<int>(m), sizes_[m].nodes, sizes_[m].fewest_owned, sizes_[m].most_owned));
+}
+
+bool GridMultigrid::SameGrid(const GridInfo& grid) const {
+  int same = has_grid_ && grid.dx == grid_.dx && grid.first_global == grid_.first_global &&
+             grid.n_global == grid_.n_global && grid.owned_nodes == grid_.owned_nodes;
+  MPI_Allreduce(MPI_IN_PLACE, &same, 1, MPI_INT, MPI_MIN, comm_);
+  return same != 0;
 }
 
 void GridMultigrid::View(PetscViewer viewer) const {

@@ -15,7 +15,10 @@
 //  - coarsest level: see GridMultigrid.cpp (kCoarse*), measured in README "Benchmarks";
 //  - multiplicative V-cycle, one cycle per application.
 // The hierarchy is remade for every new grid (SetGrid); PETSc forms the Galerkin products
-// whenever the PC is set up with a new level-0 matrix.
+// whenever the PC is set up with a new level-0 matrix. A caller whose next grid and level-0
+// nonzero pattern are those of the last SetGrid (SameGrid, and the potential's
+// HessianPatternIs) may keep the PC set up and only refill its level-0 matrix: PCMG then redoes the Galerkin products'
+// numeric phase alone (MatPtAP with MAT_REUSE_MATRIX), with the same results.
 #include <petscksp.h>
 
 #include <string>
@@ -41,6 +44,10 @@ class GridMultigrid {
   /// grid cannot be coarsened that often: a level would not have fewer nodes than the one
   /// above it.
   void SetGrid(PC pc, const GridInfo& grid);
+  /// Collective: whether grid is, on every rank, the grid of the last SetGrid (the same
+  /// nodes in the same PETSc order and numbering, the same dx), so that the prolongations
+  /// it made serve grid unchanged. False before the first SetGrid.
+  bool SameGrid(const GridInfo& grid) const;
 
   int levels() const { return levels_; }
   Embedding embedding() const { return embedding_; }
@@ -65,6 +72,8 @@ class GridMultigrid {
   std::string scene_path_;
   bool levels_from_option_ = false;
   std::vector<LevelSize> sizes_;
+  GridInfo grid_;  ///< level 0 of the last SetGrid
+  bool has_grid_ = false;
 };
 
 /// The phase of building the levels (prolongations) and PETSc's set-up of the PCMG

@@ -62,6 +62,11 @@ class IncrementalPotential {
   /// The Hessian matrix with the potential's layout and preallocation (a new reference to
   /// a matrix the potential keeps). Collective.
   virtual Mat CreateHessian() = 0;
+  /// Rank-local: whether the assembled matrix H (from an earlier potential's CreateHessian)
+  /// has, on this rank, exactly the nonzero pattern and row ownership this potential's
+  /// Hessian has, so that Hessian() may refill it in place. False when unknown (the
+  /// default) or the Hessian is matrix-free.
+  virtual bool HessianPatternIs(Mat H) { (void)H; return false; }
   /// Node-wise characteristic-norm tolerances tol_i = epsilon s_i (units of the gradient),
   /// repeated for the 3 components of each node; constrained nodes get +inf. epsilon is
   /// the minimizer's (HOT Sec. 5.2; DOT Sec. 6). Collective.

@@ -59,10 +59,30 @@ void MultigridInitializer::SetUp(IncrementalPotential& potential, Vec u0) {
   if (!grid)
     throw InputError("solver.method: HOT's V-cycle (initializer vcycle) needs an MPM grid; this "
                      "discretization has none (expected discretization: mpm)");
-  // The grid and the vector layout change every MPM step: a new hierarchy.
-  OPTISTEP_PETSC(KSPReset(ksp_));
   OPTISTEP_PETSC(KSPReset(fallback_));
   fell_back_ = false;
+  PC pc = nullptr;
+  OPTISTEP_PETSC(KSPGetPC(ksp_, &pc));
+  // The grid changes with the particles. While it (on every rank) and the Hessian's
+  // nonzero pattern stay those of the last SetUp, the V-cycle keeps its prolongations, its
+  // level-0 matrix, which the potential refills in place, and its coarse matrices, whose
+  // Galerkin products PETSc then forms by their numeric phase alone (MAT_REUSE_MATRIX):
+  // the same numbers as a new hierarchy, without the symbolic phase and with one Hessian
+  // in memory. Otherwise the last hierarchy goes before the new Hessian is made.
+  int same_pattern = H_ && multigrid_.SameGrid(*grid) && potential.HessianPatternIs(H_);
+  MPI_Allreduce(MPI_IN_PLACE, &same_pattern, 1, MPI_INT, MPI_MIN, comm_);
+  if (same_pattern) {
+    // The assembly at the end of Hessian() also drops the inverse diagonal SOR and
+    // point-block Jacobi cached from the old values.
+    potential.Hessian(u0, H_);
+    ScopedPhase timed(kHierarchyBuildPhase);
+    ++reused_;
+    OPTISTEP_PETSC(PetscInfo(pc, "HOT hierarchy: %d built, %d reused\n", built_, reused_));
+    OPTISTEP_PETSC(KSPSetOperators(ksp_, H_, H_));
+    CallReadingOptions(kPrefix, [&] { return KSPSetUp(ksp_); });
+    return;
+  }
+  OPTISTEP_PETSC(KSPReset(ksp_));
   MatDestroy(&H_);
   H_ = potential.CreateHessian();
   MatType type = nullptr;
@@ -80,9 +100,9 @@ void MultigridInitializer::SetUp(IncrementalPotential& potential, Vec u0) {
                      "AIJ matrices only; expected -hessian_mat_type aij (the default with hot)");
   potential.Hessian(u0, H_);
   ScopedPhase timed(kHierarchyBuildPhase);
-  PC pc = nullptr;
-  OPTISTEP_PETSC(KSPGetPC(ksp_, &pc));
   multigrid_.SetGrid(pc, *grid);
+  ++built_;
+  OPTISTEP_PETSC(PetscInfo(pc, "HOT hierarchy: %d built, %d reused\n", built_, reused_));
   OPTISTEP_PETSC(KSPSetOperators(ksp_, H_, H_));
   CallReadingOptions(kPrefix, [&] { return KSPSetUp(ksp_); });
 }

@@ -17,6 +17,14 @@
 // "hot_fallback_". The application that found it is redone with that solve, so with an
 // empty L-BFGS history the direction is PN-PCG's. The next step builds a new V-cycle.
 //
+// Reuse across steps. While the grid (nodes, numbering) and the Hessian's nonzero pattern
+// (IncrementalPotential::HessianPatternIs) stay those of the last SetUp on every rank,
+// SetUp keeps the hierarchy: the prolongations, the level-0 matrix (refilled in place by
+// the potential) and the coarse matrices, whose Galerkin products PETSc
+// forms again by their numeric phase alone (MatPtAP, MAT_REUSE_MATRIX). The V-cycle is
+// bitwise that of a new hierarchy (tests/test_hot_multigrid.cpp), so nothing of it needs
+// to be in a checkpoint.
+//
 // Requires the assembled level-0 Hessian (MatPtAP): mpm.matrix_free is refused (InputError
 // naming it), and HessianType() asks for MATAIJ (MatPtAP does not take BAIJ in PETSc 3.18);
 // -hessian_mat_type overrides.
@@ -52,6 +60,10 @@ class MultigridInitializer : public InverseHessianInitializer {
   KSP ksp() const { return ksp_; }
   /// Whether this step fell back to the PN-PCG solve.
   bool fell_back() const { return fell_back_; }
+  /// How many SetUps built a new hierarchy, and how many kept the last one (the same grid
+  /// and Hessian nonzero pattern: only the Galerkin products' numeric phase redone).
+  int hierarchies_built() const { return built_; }
+  int hierarchies_reused() const { return reused_; }
 
  private:
   MPI_Comm comm_;
@@ -60,6 +72,7 @@ class MultigridInitializer : public InverseHessianInitializer {
   KSP fallback_ = nullptr;
   Mat H_ = nullptr;
   bool fell_back_ = false;
+  int built_ = 0, reused_ = 0;  // hierarchies built and reused, for -info
 };
 
 }  // namespace optistep
