@@ -100,6 +100,11 @@ void GridMultigrid::SetGrid(PC pc, const GridInfo& grid) {
     }
     // PETSc numbers levels from the coarsest (0) to the finest (levels - 1).
     OPTISTEP_PETSC(PCMGSetInterpolation(pc, levels_ - 1 - m, P));
+    // R = P^T stored, so that PCMG forms R H P by MatMatMatMult, not MatPtAP (see the header).
+    Mat R = nullptr;
+    OPTISTEP_PETSC(MatTranspose(P, MAT_INITIAL_MATRIX, &R));
+    OPTISTEP_PETSC(PCMGSetRestriction(pc, levels_ - 1 - m, R));
+    MatDestroy(&R);
     MatDestroy(&P);
     fine = std::move(coarse);
   }

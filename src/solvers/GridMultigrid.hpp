@@ -2,7 +2,13 @@
 // Geometric multigrid on an MPM grid (HOT, Wang et al. 2020, Sec. 4): PETSc's PCMG with
 // the prolongations of solvers/NodeEmbedding.hpp between the levels (level m has spacing
 // 2^m dx) and Galerkin coarse operators H^(m+1) = P^T H^m P (HOT eq. 6), formed by PETSc
-// (PCMGSetGalerkin, MatPtAP) from the level-0 matrix the PC is given. The PC is an
+// (PCMGSetGalerkin) from the level-0 matrix the PC is given, as the triple product R H P
+// with the restriction R = P^T stored (MatTranspose, PCMGSetRestriction; PCMG then calls
+// MatMatMatMult). Not MatPtAP: PETSc 3.18's MPIAIJ MatPtAP (nonscalable, scalable) adds
+// the rows other ranks send in the order the messages arrive, so on 3 or more ranks its
+// coarse operators changed in the last bits from run to run; the triple product computes
+// each rank's own rows from fetched rows, the same bits every run, and measured no slower
+// (README "HOT"). The PC is an
 // ordinary PETSc object under the caller's options prefix, so every PCMG parameter is an
 // option (-<prefix>pc_mg_levels, -<prefix>mg_levels_ksp_type, -<prefix>mg_coarse_pc_type,
 // ...; -help lists them). Defaults (set before the options are read, so options override):
@@ -18,7 +24,7 @@
 // whenever the PC is set up with a new level-0 matrix. A caller whose next grid and level-0
 // nonzero pattern are those of the last SetGrid (SameGrid, and the potential's
 // HessianPatternIs) may keep the PC set up and only refill its level-0 matrix: PCMG then redoes the Galerkin products'
-// numeric phase alone (MatPtAP with MAT_REUSE_MATRIX), with the same results.
+// numeric phase alone (MatMatMatMult with MAT_REUSE_MATRIX), with the same results.
 #include <petscksp.h>
 
 #include <string>

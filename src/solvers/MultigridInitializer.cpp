@@ -96,8 +96,8 @@ void MultigridInitializer::SetUp(IncrementalPotential& potential, Vec u0) {
   OPTISTEP_PETSC(PetscObjectTypeCompareAny(reinterpret_cast<PetscObject>(H_), &aij, MATSEQAIJ, MATMPIAIJ, ""));
   if (!aij)
     throw InputError(std::string("-hessian_mat_type ") + type +
-                     ": HOT's V-cycle forms its coarse levels by MatPtAP, which PETSc 3.18 offers for "
-                     "AIJ matrices only; expected -hessian_mat_type aij (the default with hot)");
+                     ": HOT's V-cycle forms its coarse levels by Galerkin products (MatMatMatMult), which "
+                     "PETSc 3.18 offers for AIJ matrices only; expected -hessian_mat_type aij (the default with hot)");
   potential.Hessian(u0, H_);
   ScopedPhase timed(kHierarchyBuildPhase);
   multigrid_.SetGrid(pc, *grid);

@@ -21,12 +21,13 @@
 // (IncrementalPotential::HessianPatternIs) stay those of the last SetUp on every rank,
 // SetUp keeps the hierarchy: the prolongations, the level-0 matrix (refilled in place by
 // the potential) and the coarse matrices, whose Galerkin products PETSc
-// forms again by their numeric phase alone (MatPtAP, MAT_REUSE_MATRIX). The V-cycle is
+// forms again by their numeric phase alone (MatMatMatMult, MAT_REUSE_MATRIX). The V-cycle is
 // bitwise that of a new hierarchy (tests/test_hot_multigrid.cpp), so nothing of it needs
 // to be in a checkpoint.
 //
-// Requires the assembled level-0 Hessian (MatPtAP): mpm.matrix_free is refused (InputError
-// naming it), and HessianType() asks for MATAIJ (MatPtAP does not take BAIJ in PETSc 3.18);
+// Requires the assembled level-0 Hessian (Galerkin products): mpm.matrix_free is refused
+// (InputError naming it), and HessianType() asks for MATAIJ (PETSc 3.18's triple products
+// do not take BAIJ);
 // -hessian_mat_type overrides.
 #include "solvers/GridMultigrid.hpp"
 #include "solvers/Initializer.hpp"
