@@ -313,10 +313,12 @@ void SelfContact::Rebuild() {
   std::vector<int> tet_ids(tets_.size()), triangle_ids(triangles_.size());
   std::vector<Box> tet_boxes, triangle_boxes;
   const Vec3 grow = Vec3::Constant(skin_), half = Vec3::Constant(0.5 * skin_);
+  tet_box_now_.resize(tets_.size());
   for (std::size_t e = 0; e < tets_.size(); ++e) {
     tet_ids[e] = static_cast<int>(e);
     Box box;
     for (int n : tets_[e]) box.extend(x_[n]);
+    tet_box_now_[e] = box;
     tet_boxes.emplace_back(box.min() - grow, box.max() + grow);
   }
   for (std::size_t t = 0; t < triangles_.size(); ++t) {
@@ -341,6 +343,11 @@ void SelfContact::Rebuild() {
       bool intersectObject(int e) {
         const auto& t = self->tets_[e];
         if (std::find(t.begin(), t.end(), p) != t.end()) return false;  // p's own star
+        // Until the next build p and the tet's nodes move at most skin/2 each, so p can
+        // enter the tet only if its distance to the tet's box now is at most the skin: a
+        // ball, where the tree's grown box is a cube (a margin against round-off).
+        const double d2 = self->tet_box_now_[e].squaredExteriorDistance(self->x_[p]);
+        if (d2 > (1.0 + 1e-9) * self->skin_ * self->skin_) return false;
         out->push_back(e);
         return false;
       }
@@ -348,7 +355,15 @@ void SelfContact::Rebuild() {
     Eigen::BVIntersect(tet_tree, query);
     std::sort(candidates_[s].begin(), candidates_[s].end(),
               [&](int a, int b) { return tet_id_[a] < tet_id_[b]; });
-  }  const Holdings held_now = held();
+  }
+  // A tet is a candidate of many nodes: DetectOwned takes its box once per detection.
+  std::vector<char> is_candidate(tets_.size(), 0);
+  for (const std::vector<int>& list : candidates_)
+    for (int e : list) is_candidate[e] = 1;
+  candidate_tets_.clear();
+  for (std::size_t e = 0; e < tets_.size(); ++e)
+    if (is_candidate[e]) candidate_tets_.push_back(static_cast<int>(e));
+  const Holdings held_now = held();
   char line[256];
   std::snprintf(line, sizeof line,
                 "rebuild %zu: h %.3g m, %zu tets (%zu halo), %zu triangles (%zu halo), %zu nodes (%zu halo), %zu bytes",
@@ -521,6 +536,13 @@ bool SelfContact::DetectOwned(std::vector<Routed>* mine) const {
   // Every triangle within h of p now is held (its box at x_ref_ lies within h + skin of
   // p's position at x_ref_); a little less, against round-off in the boxes.
   const double reach2 = 0.999 * h_ * 0.999 * h_;
+  tet_box_now_.resize(tets_.size());
+  for (int e : candidate_tets_) {
+    const auto& t = tets_[e];
+    Box box(x_[t[0]]);
+    for (int a = 1; a < 4; ++a) box.extend(x_[t[a]]);
+    tet_box_now_[e] = box;
+  }
   for (std::size_t s = 0; s < surface_nodes_.size(); ++s) {
     const int p = surface_nodes_[s];
     const Vec3& xp = x_[p];
@@ -528,9 +550,7 @@ bool SelfContact::DetectOwned(std::vector<Routed>* mine) const {
     int found = -1;
     for (int e : candidates_[s]) {
       const auto& t = tets_[e];
-      Box box(x_[t[0]]);  // its box now first: most candidates end here
-      for (int a = 1; a < 4; ++a) box.extend(x_[t[a]]);
-      if (!box.contains(xp)) continue;
+      if (!tet_box_now_[e].contains(xp)) continue;  // its box now first: most candidates end here
       if (InsideTet(xp, x_[t[0]], x_[t[1]], x_[t[2]], x_[t[3]])) {
         found = e;
         break;

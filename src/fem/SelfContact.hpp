@@ -211,6 +211,8 @@ class SelfContact {
   bool have_tree_ = false;
   std::unique_ptr<Tree> triangle_tree_;       ///< held triangles' boxes at x_ref_, grown by skin/2
   std::vector<std::vector<int>> candidates_;  ///< per owned surface node: tets of another part, ascending id
+  std::vector<int> candidate_tets_;           ///< every tet in some list of candidates_, ascending held index
+  mutable std::vector<Box> tet_box_now_;      ///< per held tet: its box at x_ (all at a build; candidate_tets_ at each DetectOwned)
   std::size_t rebuilds_ = 0, halo_growths_ = 0;
 };
 
