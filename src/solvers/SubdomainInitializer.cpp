@@ -77,7 +77,7 @@ void SubdomainInitializer::SetFromOptions() {
                               "", refactor_every, &refactor_every, nullptr));
     PetscCall(PetscOptionsReal("-refactor_growth", "With -dot_refactor_every > 1, also refactor when a "
                                "step took more than this times the iterations of the step right after "
-                               "the last factorization (0: never)",
+                               "the last factorization or of the step before it (0: never)",
                                "", refactor_growth_, &refactor_growth_, nullptr));
     PetscOptionsEnd();
     return PetscErrorCode(0);
@@ -147,14 +147,13 @@ void SubdomainInitializer::BuildSubdomains(const ElementSets& elements, Vec layo
     std::vector<std::vector<int>> node_tets(elements.local_to_global.size());
     for (std::size_t e = 0; e < elements.tets.size(); ++e)
       for (int n : elements.tets[e]) node_tets[n].push_back(static_cast<int>(e));
-    std::vector<PetscInt> sorted_global(elements.local_to_global);
-    std::vector<int> order(sorted_global.size());
+    // Local nodes in ascending global index: the local node of a global one by bisection.
+    const std::vector<PetscInt>& global = elements.local_to_global;
+    std::vector<int> order(global.size());
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
-    std::sort(order.begin(), order.end(), [&](int a, int b) { return sorted_global[a] < sorted_global[b]; });
-    auto local_of = [&](PetscInt global) {
-      const auto it = std::lower_bound(order.begin(), order.end(), global,
-                                       [&](int a, PetscInt g) { return sorted_global[a] < g; });
-      return *it;
+    std::sort(order.begin(), order.end(), [&](int a, int b) { return global[a] < global[b]; });
+    auto local_of = [&](PetscInt g) {
+      return *std::lower_bound(order.begin(), order.end(), g, [&](int a, PetscInt v) { return global[a] < v; });
     };
     for (auto& s : nodes_) {
       const std::vector<PetscInt> core = s;
