@@ -7,12 +7,20 @@
 namespace optistep {
 
 const Phase kHierarchyBuildPhase("HierarchyBuild");
+const Phase kVCyclePhase("VCycle");
+
+namespace {
+
+/// Levels of HOT's multigrid, the finest included (HOT Sec. 7.1).
+constexpr int kHotLevels = 3;
+
+}  // namespace
 
 GridMultigrid::GridMultigrid(MPI_Comm comm, std::string prefix, int levels, Embedding embedding,
                              std::string scene_path)
     : comm_(comm),
       prefix_(std::move(prefix)),
-      levels_(levels),
+      levels_(levels > 0 ? levels : kHotLevels),
       embedding_(embedding),
       scene_path_(std::move(scene_path)) {}
 
@@ -70,44 +78,65 @@ void GridMultigrid::Configure(PC pc) {
   }
 }
 
-void GridMultigrid::SetGrid(PC pc, const GridInfo& grid) {
-  has_grid_ = false;
-  sizes_.assign(1, LevelSize{});
-  const auto record = [&](const GridInfo& level, LevelSize* size) {
-    size->nodes = level.n_global;
-    PetscInt owned[2] = {static_cast<PetscInt>(level.owned_nodes.size()),
-                         -static_cast<PetscInt>(level.owned_nodes.size())};
-    MPI_Allreduce(MPI_IN_PLACE, owned, 2, MPIU_INT, MPI_MIN, comm_);
-    size->fewest_owned = owned[0];
-    size->most_owned = -owned[1];
-  };
-  record(grid, &sizes_[0]);
+void GridMultigrid::AppendLevelSize(PetscInt n_global, PetscInt n_owned) {
+  PetscInt owned[2] = {n_owned, -n_owned};
+  MPI_Allreduce(MPI_IN_PLACE, owned, 2, MPIU_INT, MPI_MIN, comm_);
+  sizes_.push_back(LevelSize{n_global, owned[0], -owned[1]});
+}
+
+void GridMultigrid::StartLevelSizes(PetscInt n_global, PetscInt n_owned) {
+  sizes_.clear();
+  AppendLevelSize(n_global, n_owned);
+}
+
+std::vector<Mat> GridMultigrid::BuildLevelsBelow(const GridInfo& grid, int count, PetscInt coarsest_nodes,
+                                                 const std::string& level0) {
+  AppendLevelSize(grid.n_global, static_cast<PetscInt>(grid.owned_nodes.size()));
+  const int first = static_cast<int>(sizes_.size()) - 1;  // the level grid is
+  std::vector<Mat> prolongations;
   GridInfo fine = grid;
-  for (int m = 0; m + 1 < levels_; ++m) {
+  for (int m = 0; count < 0 ? fine.n_global > coarsest_nodes : m + 1 < count; ++m) {
     GridInfo coarse;
     Mat P = BuildProlongation(comm_, fine, embedding_, &coarse);
-    sizes_.emplace_back();
-    record(coarse, &sizes_.back());
     if (coarse.n_global >= fine.n_global) {
       MatDestroy(&P);
+      if (count < 0) break;  // as many as the grid coarsens to
+      for (Mat& made : prolongations) MatDestroy(&made);
       const std::string key =
           levels_from_option_ ? "-" + prefix_ + "pc_mg_levels" : scene_path_ + ": solver.mg_levels";
-      throw InputError(key + ": " + std::to_string(levels_) + " levels, but this step's MPM grid (" +
-                       std::to_string(grid.n_global) + " nodes) coarsens only to " + std::to_string(m + 1) +
-                       " (level " + std::to_string(m + 1) + " would have " + std::to_string(coarse.n_global) +
-                       " nodes, no fewer than level " + std::to_string(m) + "'s " +
-                       std::to_string(fine.n_global) + "); expected at most " + std::to_string(m + 1));
+      const int total = first + count;
+      throw InputError(key + ": " + std::to_string(total) + " levels, but " + level0 + " (" +
+                       std::to_string(grid.n_global) + " nodes) coarsens only to " + std::to_string(first + m + 1) +
+                       " (level " + std::to_string(first + m + 1) + " would have " + std::to_string(coarse.n_global) +
+                       " nodes, no fewer than level " + std::to_string(first + m) + "'s " +
+                       std::to_string(fine.n_global) + "); expected at most " + std::to_string(first + m + 1));
     }
-    // PETSc numbers levels from the coarsest (0) to the finest (levels - 1).
-    OPTISTEP_PETSC(PCMGSetInterpolation(pc, levels_ - 1 - m, P));
-    // R = P^T stored, so that PCMG forms R H P by MatMatMatMult, not MatPtAP (see the header).
-    Mat R = nullptr;
-    OPTISTEP_PETSC(MatTranspose(P, MAT_INITIAL_MATRIX, &R));
-    OPTISTEP_PETSC(PCMGSetRestriction(pc, levels_ - 1 - m, R));
-    MatDestroy(&R);
-    MatDestroy(&P);
+    prolongations.push_back(P);
+    AppendLevelSize(coarse.n_global, static_cast<PetscInt>(coarse.owned_nodes.size()));
     fine = std::move(coarse);
   }
+  return prolongations;
+}
+
+void GridMultigrid::SetProlongations(PC pc, const std::vector<Mat>& prolongations) {
+  const int levels = static_cast<int>(prolongations.size()) + 1;
+  for (int m = 0; m + 1 < levels; ++m) {
+    // PETSc numbers levels from the coarsest (0) to the finest (levels - 1).
+    OPTISTEP_PETSC(PCMGSetInterpolation(pc, levels - 1 - m, prolongations[m]));
+    // R = P^T stored, so that PCMG forms R H P by MatMatMatMult, not MatPtAP (see the header).
+    Mat R = nullptr;
+    OPTISTEP_PETSC(MatTranspose(prolongations[m], MAT_INITIAL_MATRIX, &R));
+    OPTISTEP_PETSC(PCMGSetRestriction(pc, levels - 1 - m, R));
+    MatDestroy(&R);
+  }
+}
+
+void GridMultigrid::SetGrid(PC pc, const GridInfo& grid) {
+  has_grid_ = false;
+  sizes_.clear();
+  std::vector<Mat> prolongations = BuildLevelsBelow(grid, levels_, 0, "this step's MPM grid");
+  SetProlongations(pc, prolongations);
+  for (Mat& P : prolongations) MatDestroy(&P);
   grid_ = grid;
   has_grid_ = true;
   for (std::size_t m = 0; m < sizes_.size(); ++m)

@@ -12,7 +12,8 @@
 // ordinary PETSc object under the caller's options prefix, so every PCMG parameter is an
 // option (-<prefix>pc_mg_levels, -<prefix>mg_levels_ksp_type, -<prefix>mg_coarse_pc_type,
 // ...; -help lists them). Defaults (set before the options are read, so options override):
-//  - levels: the scene's solver.mg_levels (3, HOT Sec. 7.1), or -<prefix>pc_mg_levels;
+//  - levels: the scene's solver.mg_levels (3, HOT Sec. 7.1, when the scene does not say),
+//    or -<prefix>pc_mg_levels;
 //  - embedding: solver.mg_embedding, or -<prefix>mg_embedding (linear, HOT Sec. 4);
 //  - smoother on every level but the coarsest: one symmetric Gauss-Seidel sweep before and
 //    one after the coarse correction (HOT Sec. 5.3, Alg. 2: it keeps the V-cycle symmetric
@@ -36,7 +37,8 @@ namespace optistep {
 
 class GridMultigrid {
  public:
-  /// levels and embedding: the scene's defaults; scene_path names the scene in messages.
+  /// levels and embedding: the scene's defaults (levels 0: HOT's 3); scene_path names the
+  /// scene in messages.
   GridMultigrid(MPI_Comm comm, std::string prefix, int levels, Embedding embedding,
                 std::string scene_path);
 
@@ -55,6 +57,30 @@ class GridMultigrid {
   /// it made serve grid unchanged. False before the first SetGrid.
   bool SameGrid(const GridInfo& grid) const;
 
+  /// Collective: the prolongations of the grid levels below grid (spacing 2^k dx on level
+  /// k below it), finest first, which the caller destroys: count - 1 of them, or, with
+  /// count < 0, as many as it takes for a level to have at most coarsest_nodes nodes or
+  /// until a level would not have fewer nodes than the one above. Appends the sizes of grid
+  /// and the levels below it to level_sizes() (the caller clears it first). InputError
+  /// naming solver.mg_levels (or the option) when a level of a fixed count would not have
+  /// fewer nodes than the one above; level0 names the finest level in that message
+  /// ("this step's MPM grid").
+  std::vector<Mat> BuildLevelsBelow(const GridInfo& grid, int count, PetscInt coarsest_nodes,
+                                    const std::string& level0);
+  /// Collective: sets prolongations (finest first, from BuildLevelsBelow or the caller's)
+  /// into pc, a PCMG with one level more than there are prolongations, and their transposes
+  /// as the restrictions.
+  static void SetProlongations(PC pc, const std::vector<Mat>& prolongations);
+
+  /// The level count of the next Configure (>= 1), for a caller that decides it from its
+  /// hierarchy (the tet mesh's embedded grid); an option -<prefix>pc_mg_levels still wins.
+  void SetLevels(int levels) { levels_ = levels; }
+  /// Whether -<prefix>pc_mg_levels gave the level count (after Configure).
+  bool levels_from_option() const { return levels_from_option_; }
+  /// Level sizes of a level that is not a grid (the tet mesh), for level_sizes(): appended
+  /// after clearing them. Collective.
+  void StartLevelSizes(PetscInt n_global, PetscInt n_owned);
+
   int levels() const { return levels_; }
   Embedding embedding() const { return embedding_; }
   /// Nodes of each level of the last SetGrid (level 0 first), over all ranks, and the
@@ -70,6 +96,7 @@ class GridMultigrid {
 
  private:
   PetscErrorCode ReadOptions();
+  void AppendLevelSize(PetscInt n_global, PetscInt n_owned);
 
   MPI_Comm comm_;
   std::string prefix_;
@@ -85,5 +112,8 @@ class GridMultigrid {
 /// The phase of building the levels (prolongations) and PETSc's set-up of the PCMG
 /// (Galerkin products, smoothers, coarse solve): "HierarchyBuild".
 extern const Phase kHierarchyBuildPhase;
+/// Every application of a V-cycle (HOT's initializer, the embedded-grid multigrid of a tet
+/// mesh as Newton's preconditioner): "VCycle".
+extern const Phase kVCyclePhase;
 
 }  // namespace optistep

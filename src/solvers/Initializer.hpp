@@ -20,8 +20,9 @@
 //    cholmod on one rank). FEM only.
 //  - subdomains (DOT, Li et al. 2019): rank-local subdomain back-solves of the lagged
 //    Hessian, merged (solvers/SubdomainInitializer.hpp; options prefix "dot_"). FEM only.
-//  - vcycle (HOT): one V-cycle of a Galerkin multigrid on the MPM grid
-//    (solvers/MultigridInitializer.hpp), options prefix "hot_". MPM only.
+//  - vcycle (HOT): one V-cycle of a Galerkin multigrid (solvers/MultigridInitializer.hpp):
+//    on the MPM grid, options prefix "hot_"; on a tet mesh the embedded-grid multigrid
+//    (solvers/TetGridMultigrid.hpp), options prefix "vcycle_".
 #include <petscksp.h>
 
 #include <memory>

@@ -29,27 +29,36 @@
 // (InputError naming it), and HessianType() asks for MATAIJ (PETSc 3.18's triple products
 // do not take BAIJ);
 // -hessian_mat_type overrides.
+//
+// On a tet mesh (FEM: solver.method lbfgs with solver.initializer vcycle) the V-cycle is
+// that of the embedded-grid multigrid (solvers/TetGridMultigrid.hpp) under the options
+// prefix "vcycle_" (-vcycle_pc_mg_levels, -vcycle_mg_grid_ratio, -vcycle_mg_levels_*,
+// -vcycle_mg_coarse_*; the fallback's "vcycle_fallback_"): its prolongations built at the
+// first step and kept for the run, its Galerkin products refilled numerically at every
+// step's start while the Hessian's pattern holds.
+#include <memory>
+
 #include "solvers/GridMultigrid.hpp"
 #include "solvers/Initializer.hpp"
+#include "solvers/TetGridMultigrid.hpp"
 
 namespace optistep {
-
-extern const Phase kVCyclePhase;  ///< every V-cycle application
 
 class MultigridInitializer : public InverseHessianInitializer {
  public:
   /// Collective on comm: Create, with the scene's solver.mg_levels and solver.mg_embedding
-  /// as the defaults of the V-cycle's options.
-  MultigridInitializer(MPI_Comm comm, const SolverConfig& config);
+  /// as the defaults of the V-cycle's options; defaults.grid: HOT's grid multigrid (MPM),
+  /// else the embedded-grid one (FEM).
+  MultigridInitializer(MPI_Comm comm, const SolverConfig& config, const MinimizerDefaults& defaults);
   ~MultigridInitializer() override;
 
   const char* Type() const override { return "vcycle"; }
   const char* HessianType() const override { return MATAIJ; }
   void SetFromOptions() override;
   /// Collective: H(u0), the hierarchy below it and PETSc's set-up of the V-cycle (the
-  /// Galerkin products), timed as HierarchyBuild. InputError if the potential has no grid
-  /// (FEM), its Hessian is not assembled (mpm.matrix_free) or the grid cannot be coarsened
-  /// to the requested levels.
+  /// Galerkin products), timed as HierarchyBuild. InputError if the potential has neither
+  /// a grid (MPM) nor a tet mesh (FEM), its Hessian is not assembled (mpm.matrix_free) or
+  /// the grid or mesh cannot be coarsened to the requested levels.
   void SetUp(IncrementalPotential& potential, Vec u0) override;
   /// Collective: r = V q, one V-cycle (timed as VCycle); the PN-PCG solve instead once a
   /// V-cycle was found not positive definite this step. Returns the coarsest level's (or
@@ -68,7 +77,11 @@ class MultigridInitializer : public InverseHessianInitializer {
 
  private:
   MPI_Comm comm_;
+  std::string prefix_;
+  std::string fallback_prefix_;
   GridMultigrid multigrid_;
+  /// FEM: the embedded-grid multigrid (multigrid_ unused).
+  std::unique_ptr<TetGridMultigrid> tet_multigrid_;
   KSP ksp_ = nullptr;
   KSP fallback_ = nullptr;
   Mat H_ = nullptr;

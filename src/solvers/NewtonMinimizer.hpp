@@ -23,8 +23,12 @@
 // the PC type mg (-newton_pc_type mg, or solver.method: newton_mg, whose default PC it is)
 // the preconditioner is the grid multigrid of HOT (solvers/GridMultigrid.hpp, options
 // -newton_pc_mg_levels, -newton_mg_embedding, -newton_mg_levels_*, -newton_mg_coarse_*):
-// levels built once per step from IncrementalPotential::Grid() (MPM only), Galerkin coarse
+// levels built once per step from IncrementalPotential::Grid() (MPM), Galerkin coarse
 // operators formed again from every Newton iteration's Hessian (timed as HierarchyBuild).
+// On a tet mesh (FEM) the PC is the embedded-grid multigrid (solvers/TetGridMultigrid.hpp,
+// the same options and -newton_mg_grid_ratio) behind a PCSHELL that times each V-cycle as
+// VCycle: its prolongations built once per run, its Galerkin products refilled numerically
+// from every Newton iteration's Hessian while the Hessian's nonzero pattern holds.
 #include <petscksp.h>
 
 #include <memory>
@@ -32,6 +36,7 @@
 
 #include "solvers/GridMultigrid.hpp"
 #include "solvers/Minimizer.hpp"
+#include "solvers/TetGridMultigrid.hpp"
 
 namespace optistep {
 
@@ -41,13 +46,14 @@ class NewtonMinimizer : public Minimizer {
  public:
   /// Collective on comm: Create. Defaults come from the scene's solver block and the
   /// discretization's defaults; call SetFromOptions and SetUp before Minimize. type:
-  /// "newton" or "newton_mg" (the name; newton_mg's default PC is the grid multigrid).
+  /// "newton" or "newton_mg" (the name; newton_mg's default PC is the grid multigrid, on a
+  /// tet mesh the embedded-grid one).
   NewtonMinimizer(MPI_Comm comm, const SolverConfig& config, const MinimizerDefaults& defaults,
                   const std::string& type = "newton");
   ~NewtonMinimizer() override;
 
   const char* Type() const override { return type_.c_str(); }
-  const char* HessianType() const override { return multigrid_ ? MATAIJ : nullptr; }
+  const char* HessianType() const override { return multigrid_ || tet_multigrid_ ? MATAIJ : nullptr; }
   SolveReport Minimize(IncrementalPotential& potential, Vec u) override;
 
  private:
@@ -61,8 +67,10 @@ class NewtonMinimizer : public Minimizer {
   std::string type_;
   MinimizerDefaults defaults_;
   SolverConfig config_;
-  /// The grid multigrid when the PC type is mg.
+  /// The grid multigrid when the PC type is mg on an MPM grid.
   std::unique_ptr<GridMultigrid> multigrid_;
+  /// The embedded-grid multigrid when the PC type is mg on a tet mesh.
+  std::unique_ptr<TetGridMultigrid> tet_multigrid_;
   double kappa_;
   double step_clamp_;
   double forcing_sigma_;

@@ -1,0 +1,116 @@
+#pragma once
+// Galerkin multigrid for tet meshes on embedded grids (after Xian, Tong, Liu 2019, "A
+// Scalable Galerkin Multigrid Method for Real-time Simulation of Deformable Objects", ACM
+// TOG 38(6) 162): level 0 is the mesh, level 1 a regular grid of spacing h over each body
+// in its rest configuration, whose prolongation is the trilinear interpolation of the cell
+// holding each node (solvers/TetGridEmbedding.hpp), and the levels below are HOT's grid
+// levels of spacing 2^k h (solvers/NodeEmbedding.hpp). The coarse operators are P^T H P,
+// formed by PCMG as R H P with R = P^T stored (solvers/GridMultigrid.hpp: MatMatMatMult,
+// each rank's rows from fetched rows, so the sums do not depend on the order messages
+// arrive in).
+//
+// The same PCMG, smoother and level code as HOT's MPM multigrid (solvers/GridMultigrid), so
+// its options are PCMG's under the caller's prefix (-<prefix>pc_mg_levels,
+// -<prefix>mg_levels_ksp_type, -<prefix>mg_levels_pc_type, -<prefix>mg_coarse_ksp_type,
+// -<prefix>mg_coarse_pc_type, ...; -help lists them). Defaults:
+//  - levels: solver.mg_levels when the scene gives it, or -<prefix>pc_mg_levels; otherwise
+//    as many grid levels as it takes for the coarsest to have at most kCoarsestNodes nodes
+//    (or until a level would not shrink). A count the mesh cannot coarsen to stops the run
+//    naming the key;
+//  - the first grid's spacing h = ratio x (mean node spacing (V / N)^(1/3)), ratio 2 by
+//    default, -<prefix>mg_grid_ratio: with the mesh's nodes about as dense as a grid of
+//    spacing (V / N)^(1/3), a grid of twice that spacing has about an eighth of the nodes,
+//    the coarsening of geometric multigrid on nested grids;
+//  - smoother: HOT's (one symmetric Gauss-Seidel sweep before and after the coarse
+//    correction, rank-local; GridMultigrid.hpp), which keeps the V-cycle symmetric;
+//  - coarsest level: solved exactly, a sparse factorization of the whole coarsest matrix on
+//    every rank (KSPPREONLY, PCREDUNDANT; its own PC LU), so that the V-cycle is a fixed
+//    linear operator (a Krylov solve to a tolerance is not) and CG may use it.
+//
+// Reuse. The prolongations are built once per run (the embedding is fixed at rest). While
+// the level-0 matrix keeps its nonzero pattern (the FEM Hessian's is the mesh's; contact
+// with collision objects adds to diagonal blocks only; self-contact adds blocks, and then
+// the hierarchy's symbolic phase is redone), each SetUp redoes only the numeric phases: the
+// Galerkin products (MAT_REUSE_MATRIX), the smoothers' diagonals and the coarsest level's
+// numeric factorization (its symbolic one kept).
+#include <petscksp.h>
+
+#include <string>
+#include <vector>
+
+#include "io/SceneConfig.hpp"
+#include "solvers/GridMultigrid.hpp"
+
+namespace optistep {
+
+class TetGridMultigrid {
+ public:
+  /// Collective on comm: Create, with the scene's solver.mg_levels (0: automatic) and
+  /// solver.mg_embedding (for the grid levels below the first) as defaults; prefix: the
+  /// options prefix of the PC.
+  TetGridMultigrid(MPI_Comm comm, std::string prefix, const SolverConfig& config);
+  ~TetGridMultigrid();
+  TetGridMultigrid(const TetGridMultigrid&) = delete;
+  TetGridMultigrid& operator=(const TetGridMultigrid&) = delete;
+
+  /// Collective, before the options of the KSP holding pc are read: reads
+  /// -<prefix>mg_grid_ratio (InputError naming it for a value <= 0), makes pc a PCMG with
+  /// the defaults above (levels provisional until the mesh is known).
+  void Configure(PC pc);
+  /// Collective: makes outer (a KSP's PC, after KSPSetFromOptions) a PCSHELL whose
+  /// application is one V-cycle of a PCMG of this multigrid under the same prefix, timed as
+  /// VCycle: Newton's preconditioner (-newton_pc_type mg on FEM). SetUp(inner_pc(), ...)
+  /// sets it up.
+  void ConfigureShell(PC outer);
+  /// The PCMG behind ConfigureShell's shell.
+  PC inner_pc() const { return inner_; }
+  /// Collective, once per Hessian: at the first call the hierarchy from potential.Nodes()
+  /// (InputError if the potential has none: not FEM; naming the key or option when the mesh
+  /// cannot coarsen to the levels asked for, or -<prefix>mg_grid_ratio when the first grid
+  /// would not have fewer nodes than the mesh); then H (AIJ, else InputError naming
+  /// -hessian_mat_type) as level 0 and PETSc's set-up of pc (Galerkin products, smoothers,
+  /// coarsest factorization), only the numeric phases while H's nonzero pattern is that of
+  /// the last call.
+  /// first: H is the first Hessian of a solve (a time step's); with -<prefix>mg_coarse_update
+  /// step, the coarse levels are formed from that one alone and kept through the solve's
+  /// later Hessians (the finest level's smoother always sees H as it is: the same matrix,
+  /// refilled).
+  void SetUp(PC pc, IncrementalPotential& potential, Mat H, bool first = true);
+  /// Collective: levels, the first grid's spacing, the level sizes.
+  void View(PetscViewer viewer) const;
+
+  /// Level sizes (level 0 the mesh), after the first SetUp.
+  const std::vector<GridMultigrid::LevelSize>& level_sizes() const { return multigrid_.level_sizes(); }
+  /// SetUps that formed the hierarchy's products symbolically (the first, and one after
+  /// every change of H's nonzero pattern), and those that refilled them numerically.
+  int symbolic_setups() const { return symbolic_; }
+  int numeric_setups() const { return numeric_; }
+  /// SetUps that kept the coarse levels of an earlier Hessian (-<prefix>mg_coarse_update step).
+  int lagged_setups() const { return lagged_; }
+  /// The first grid's spacing h (m), after the first SetUp.
+  double grid_spacing() const { return h_; }
+
+ private:
+  PetscErrorCode ReadOptions();
+  void BuildHierarchy(PC pc, IncrementalPotential& potential);
+  /// Sets this multigrid's coarsest-level defaults on pc (a PCMG with its levels).
+  void ConfigureCoarsest(PC pc);
+
+  MPI_Comm comm_;
+  std::string prefix_;
+  std::string scene_path_;
+  bool automatic_levels_;
+  double ratio_;
+  /// The coarse levels from every Hessian ("iteration") or from a solve's first ("step").
+  std::string coarse_update_ = "iteration";
+  double h_ = 0.0;
+  GridMultigrid multigrid_;
+  std::vector<Mat> prolongations_;  ///< finest first; [0] from the first grid to the mesh
+  PetscObjectState pattern_ = -1;   ///< H's nonzero state at the last SetUp
+  PetscObjectId last_id_ = 0;       ///< H's id at the last SetUp
+  bool built_ = false;
+  PC inner_ = nullptr;
+  int symbolic_ = 0, numeric_ = 0, lagged_ = 0;
+};
+
+}  // namespace optistep
