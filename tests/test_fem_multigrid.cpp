@@ -210,10 +210,10 @@ TEST(FemMultigrid, EmbeddingReproducesAffineFieldsAtTheNodesAndOwnsByWeight) {
 SolverConfig BarSolverConfig() { return ReadSceneConfig(test::SourcePath(kBar)).solver; }
 
 /// The twisted bar after one step, its Hessian H there, and a KSP (KSPPREONLY) whose PC is
-/// the embedded-grid multigrid under the prefix "femmg_test_", set up on H.
+/// the embedded-grid multigrid under the prefix "femmg_test_" as Newton has it, set up on H.
 struct BarVCycle {
   BarVCycle()
-      : sim(SteppedBar()), potential(PotentialOf(*sim)), multigrid(PETSC_COMM_WORLD, "femmg_test_", BarSolverConfig()) {
+      : sim(SteppedBar()), potential(PotentialOf(*sim)), multigrid(PETSC_COMM_WORLD, "femmg_test_", BarSolverConfig(), /*newton=*/true) {
     H = potential.CreateHessian();
     potential.Hessian(sim->positions(), H);
     OPTISTEP_PETSC(KSPCreate(PETSC_COMM_WORLD, &ksp));

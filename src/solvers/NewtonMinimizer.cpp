@@ -61,7 +61,8 @@ void NewtonMinimizer::SetUpObjects() {
     ParseEmbedding(config_.mg_embedding, &embedding);
     multigrid_ = std::make_unique<GridMultigrid>(comm_, prefix_, config_.mg_levels, embedding, config_.scene_path);
   } else if (pc_type == PCMG) {
-    tet_multigrid_ = std::make_unique<TetGridMultigrid>(comm_, prefix_, config_);
+    tet_multigrid_ = std::make_unique<TetGridMultigrid>(comm_, prefix_, config_, true);
+    tet_multigrid_->CreateInner();
   }
   CallReadingOptions(prefix_, [&] {
     PetscCall(KSPCreate(comm_, &ksp_));
@@ -72,13 +73,13 @@ void NewtonMinimizer::SetUpObjects() {
     if (multigrid_)
       multigrid_->Configure(pc);
     else if (tet_multigrid_)
-      PetscCall(PCSetType(pc, PCSHELL));  // ConfigureShell below, once the KSP's options are read
+      PetscCall(PCSetType(pc, PCSHELL));  // the multigrid wraps itself in it below
     else
       PetscCall(PCSetType(pc, defaults_.pc.c_str()));
     PetscCall(KSPSetInitialGuessNonzero(ksp_, PETSC_FALSE));
     PetscCall(KSPSetTolerances(ksp_, 0.5, 0.0, PETSC_DEFAULT, 10000));
     PetscCall(KSPSetFromOptions(ksp_));
-    if (tet_multigrid_) tet_multigrid_->ConfigureShell(pc);
+    if (tet_multigrid_) tet_multigrid_->WrapAsShell(pc);
     // HOT's inexact CG measures residuals in the preconditioner's norm sqrt(r^T B r), CG's
     // "natural" norm (other Krylov methods keep their own).
     PetscBool is_cg = PETSC_FALSE;

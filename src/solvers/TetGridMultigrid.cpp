@@ -40,11 +40,12 @@ PetscErrorCode ViewShell(PC pc, PetscViewer viewer) {
 
 }  // namespace
 
-TetGridMultigrid::TetGridMultigrid(MPI_Comm comm, std::string prefix, const SolverConfig& config)
+TetGridMultigrid::TetGridMultigrid(MPI_Comm comm, std::string prefix, const SolverConfig& config, bool newton)
     : comm_(comm),
       prefix_(std::move(prefix)),
       scene_path_(config.scene_path),
       automatic_levels_(config.mg_levels <= 0),
+      newton_(newton),
       ratio_(kGridRatio),
       multigrid_(comm, prefix_, config.mg_levels > 0 ? config.mg_levels : kProvisionalLevels,
                  SceneEmbedding(config), config.scene_path) {}
@@ -60,13 +61,15 @@ PetscErrorCode TetGridMultigrid::ReadOptions() {
                              "Spacing of the first grid over the mesh's mean node spacing (volume / nodes)^(1/3); "
                              "2: about one grid node per 8 mesh nodes",
                              "", ratio_, &ratio_, nullptr));
-  const char* const kUpdates[] = {"iteration", "step"};
-  PetscInt update = coarse_update_ == kUpdates[0] ? 0 : 1;
-  PetscCall(PetscOptionsEList("-mg_coarse_update",
-                              "Galerkin coarse operators formed from every Newton iteration's Hessian (iteration) or "
-                              "from each step's first, the finest level's smoother always on the current one (step)",
-                              "", kUpdates, 2, kUpdates[update], &update, nullptr));
-  coarse_update_ = kUpdates[update];
+  if (newton_) {
+    const char* const kUpdates[] = {"iteration", "step"};
+    PetscInt update = coarse_update_ == kUpdates[0] ? 0 : 1;
+    PetscCall(PetscOptionsEList("-mg_coarse_update",
+                                "Galerkin coarse operators formed from every Newton iteration's Hessian (iteration) or "
+                                "from each step's first, the finest level's smoother always on the current one (step)",
+                                "", kUpdates, 2, kUpdates[update], &update, nullptr));
+    coarse_update_ = kUpdates[update];
+  }
   PetscOptionsEnd();
   if (!(ratio_ > 0.0)) throw InputError("-" + prefix_ + "mg_grid_ratio: expected a positive number");
   return 0;
@@ -91,7 +94,7 @@ void TetGridMultigrid::Configure(PC pc) {
   ConfigureCoarsest(pc);
 }
 
-void TetGridMultigrid::ConfigureShell(PC outer) {
+void TetGridMultigrid::CreateInner() {
   PCDestroy(&inner_);
   CallReadingOptions(prefix_, [&] {
     PetscCall(PCCreate(comm_, &inner_));
@@ -99,8 +102,13 @@ void TetGridMultigrid::ConfigureShell(PC outer) {
     return PetscErrorCode(0);
   });
   Configure(inner_);
+  CallReadingOptions(prefix_, [&] { return PCSetFromOptions(inner_); });
+}
+
+void TetGridMultigrid::WrapAsShell(PC outer) {
+  // -<prefix>pc_type mg, read by the KSP holding outer, made it a PCMG of its own: the
+  // shell replaces it.
   CallReadingOptions(prefix_, [&] {
-    PetscCall(PCSetFromOptions(inner_));
     PetscCall(PCSetType(outer, PCSHELL));
     PetscCall(PCShellSetContext(outer, inner_));
     PetscCall(PCShellSetApply(outer, ApplyShell));

@@ -48,7 +48,8 @@ class TetGridMultigrid {
   /// Collective on comm: Create, with the scene's solver.mg_levels (0: automatic) and
   /// solver.mg_embedding (for the grid levels below the first) as defaults; prefix: the
   /// options prefix of the PC.
-  TetGridMultigrid(MPI_Comm comm, std::string prefix, const SolverConfig& config);
+  /// newton: the solves have several Hessians each (-<prefix>mg_coarse_update applies).
+  TetGridMultigrid(MPI_Comm comm, std::string prefix, const SolverConfig& config, bool newton = false);
   ~TetGridMultigrid();
   TetGridMultigrid(const TetGridMultigrid&) = delete;
   TetGridMultigrid& operator=(const TetGridMultigrid&) = delete;
@@ -57,12 +58,14 @@ class TetGridMultigrid {
   /// -<prefix>mg_grid_ratio (InputError naming it for a value <= 0), makes pc a PCMG with
   /// the defaults above (levels provisional until the mesh is known).
   void Configure(PC pc);
-  /// Collective: makes outer (a KSP's PC, after KSPSetFromOptions) a PCSHELL whose
+  /// Collective: Newton's preconditioner (-newton_pc_type mg on FEM), a PCSHELL whose
   /// application is one V-cycle of a PCMG of this multigrid under the same prefix, timed as
-  /// VCycle: Newton's preconditioner (-newton_pc_type mg on FEM). SetUp(inner_pc(), ...)
-  /// sets it up.
-  void ConfigureShell(PC outer);
-  /// The PCMG behind ConfigureShell's shell.
+  /// VCycle. CreateInner, before the options of the KSP holding the shell are read, makes
+  /// the PCMG and reads its options (so that -help lists them under the prefix); WrapAsShell,
+  /// after them, makes outer (that KSP's PC) the shell. SetUp(inner_pc(), ...) sets it up.
+  void CreateInner();
+  void WrapAsShell(PC outer);
+  /// The PCMG behind WrapAsShell's shell.
   PC inner_pc() const { return inner_; }
   /// Collective, once per Hessian: at the first call the hierarchy from potential.Nodes()
   /// (InputError if the potential has none: not FEM; naming the key or option when the mesh
@@ -100,6 +103,7 @@ class TetGridMultigrid {
   std::string prefix_;
   std::string scene_path_;
   bool automatic_levels_;
+  bool newton_;
   double ratio_;
   /// The coarse levels from every Hessian ("iteration") or from a solve's first ("step").
   std::string coarse_update_ = "iteration";
