@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "core/Error.hpp"
+#include "core/Exchange.hpp"
 #include "core/Phases.hpp"
 #include "integrators/IntegratorFactory.hpp"
 #include "io/SurfaceMesh.hpp"
@@ -17,7 +18,6 @@
 #include "mpm/Sampling.hpp"
 #include "mpm/Shapes.hpp"
 #include "mpm/SurfaceMesh.hpp"
-#include "partition/Exchange.hpp"
 #include "partition/NaturalOrdering.hpp"
 
 namespace optistep {

@@ -7,8 +7,8 @@
 #include <utility>
 
 #include "core/Error.hpp"
+#include "core/Exchange.hpp"
 #include "io/SurfaceMesh.hpp"
-#include "partition/Exchange.hpp"
 
 namespace optistep {
 
