@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "core/Error.hpp"
-#include "partition/Exchange.hpp"
+#include "core/Exchange.hpp"
 #include "solvers/IncrementalPotential.hpp"
 
 namespace optistep::test {

@@ -42,7 +42,7 @@
 #include "app/FemSimulation.hpp"
 #include "core/Error.hpp"
 #include "integrators/FemBackwardEuler.hpp"
-#include "partition/Exchange.hpp"
+#include "core/Exchange.hpp"
 #include "solvers/GridNodeOwnership.hpp"
 #include "solvers/TetGridEmbedding.hpp"
 #include "solvers/TetGridMultigrid.hpp"

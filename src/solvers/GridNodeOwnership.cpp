@@ -6,7 +6,7 @@
 #include <map>
 #include <stdexcept>
 
-#include "partition/Exchange.hpp"
+#include "core/Exchange.hpp"
 
 namespace optistep {
 namespace {
