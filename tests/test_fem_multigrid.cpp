@@ -31,6 +31,7 @@
 #include <map>
 #include <memory>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -294,6 +295,65 @@ TEST(FemMultigrid, CoarseOperatorsArePtHPFormedIndependently) {
   }
 }
 
+/// The grid nodes a level's nodes take weight from on the level below through HOT's linear
+/// embedding (solvers/NodeEmbedding.hpp, written out here): per axis, an even coordinate
+/// 2c lies on coarse node c, an odd one 2c + 1 halfway between c and c + 1.
+std::set<GridCoord> CoarsenedLinearly(const std::set<GridCoord>& fine) {
+  const auto axis = [](int i) {
+    const int c = i >= 0 ? i / 2 : -((-i + 1) / 2);
+    return i == 2 * c ? std::vector<int>{c} : std::vector<int>{c, c + 1};
+  };
+  std::set<GridCoord> coarse;
+  for (const GridCoord& g : fine)
+    for (int x : axis(g[0]))
+      for (int y : axis(g[1]))
+        for (int z : axis(g[2])) coarse.insert(GridCoord{x, y, z});
+  return coarse;
+}
+
+// The hierarchy depends on the mesh alone, not on the partition: on every rank count the
+// levels hold the nodes the test derives from the rest positions (the first grid: the
+// corners the free nodes take trilinear weight from; each level below: HOT's linear
+// embedding of the one above), with as many levels as the automatic rule gives (coarsen
+// until a level has at most 500 nodes).
+TEST(FemMultigrid, TheHierarchyIsTheSameOnEveryRankCount) {
+  BarVCycle vcycle;
+  const auto& sizes = vcycle.multigrid.level_sizes();
+  const AllNodes all = GatherNodes(*vcycle.potential.Nodes());
+  const std::array<double, 3> o = LowestCorner(all);
+  std::vector<std::size_t> expected = {all.X.size()};
+  std::set<GridCoord> level;
+  for (std::size_t k = 0; k < all.X.size(); ++k)
+    if (!all.held[k])
+      for (const auto& [c, w] : TrilinearWeights(all.X[k], o, vcycle.multigrid.grid_spacing())) level.insert(c);
+  expected.push_back(level.size());
+  while (level.size() > 500) {
+    level = CoarsenedLinearly(level);
+    expected.push_back(level.size());
+  }
+  PetscPrintf(PETSC_COMM_WORLD, "[          ] %d ranks: levels of", test::Size());
+  for (const auto& size : sizes) PetscPrintf(PETSC_COMM_WORLD, " %ld", static_cast<long>(size.nodes));
+  PetscPrintf(PETSC_COMM_WORLD, " nodes\n");
+  ASSERT_EQ(sizes.size(), expected.size()) << "levels";
+  EXPECT_EQ(vcycle.levels, static_cast<PetscInt>(expected.size()));
+  for (std::size_t m = 0; m < sizes.size(); ++m) {
+    EXPECT_EQ(sizes[m].nodes, static_cast<PetscInt>(expected[m])) << "level " << m;
+    EXPECT_LE(sizes[m].fewest_owned, sizes[m].most_owned);
+    EXPECT_LE(sizes[m].most_owned, sizes[m].nodes);
+  }
+  // Every level's operator has 3 rows per node of that level (PCMG numbers levels from the
+  // coarsest).
+  for (PetscInt level_index = 0; level_index < vcycle.levels; ++level_index) {
+    KSP smoother = nullptr;
+    Mat A = nullptr;
+    PetscInt rows = 0;
+    OPTISTEP_PETSC(PCMGGetSmoother(vcycle.pc, level_index, &smoother));
+    OPTISTEP_PETSC(KSPGetOperators(smoother, &A, nullptr));
+    OPTISTEP_PETSC(MatGetSize(A, &rows, nullptr));
+    EXPECT_EQ(rows, 3 * static_cast<PetscInt>(expected[vcycle.levels - 1 - level_index]));
+  }
+}
+
 /// Collective: a vector of u's layout with reproducible random entries in [-1, 1].
 Vec RandomVector(Vec like, unsigned seed) {
   Vec v = nullptr;
@@ -482,7 +542,10 @@ TEST(FemMultigrid, LbfgsHsFactorizationKeepsItsSymbolicPhaseAcrossSteps) {
   EXPECT_EQ(numeric, 2) << "one numeric factorization per step";
 }
 
-TEST(FemMultigrid, ALevelCountTheMeshCannotCoarsenToNamesItsKey) {
+// Bad input stops the run with one line naming the key or option: a level count the mesh
+// cannot coarsen to, a first grid no coarser than the mesh (ratio <= 1, or a ratio whose
+// grid still has as many nodes as the mesh when levels are asked for).
+TEST(FemMultigrid, BadLevelsAndGridRatiosAreRefusedNamingTheirKey) {
   const auto message = [](const std::vector<std::string>& overrides) {
     try {
       SteppedBar(overrides);
@@ -491,18 +554,34 @@ TEST(FemMultigrid, ALevelCountTheMeshCannotCoarsenToNamesItsKey) {
     }
     return std::string("no error");
   };
-  const std::string scene = message({"solver.method=newton_mg", "solver.mg_levels=12"});
-  EXPECT_NE(scene.find("twisted_bar.yaml: solver.mg_levels: 12 levels, but the mesh's first grid"), std::string::npos)
-      << scene;
+  const auto expect_one_line = [](const std::string& text, const std::string& start) {
+    EXPECT_NE(text.find(start), std::string::npos) << text;
+    EXPECT_EQ(text.find('\n'), std::string::npos) << "one line: " << text;
+  };
+  expect_one_line(message({"solver.method=newton_mg", "solver.mg_levels=12"}),
+                  "twisted_bar.yaml: solver.mg_levels: 12 levels, but the mesh's first grid");
   {
     const ScopedOptions option(Options{{"-newton_pc_mg_levels", "12"}});
-    const std::string text = message({"solver.method=newton_mg"});
-    EXPECT_NE(text.find("-newton_pc_mg_levels: 12 levels"), std::string::npos) << text;
+    expect_one_line(message({"solver.method=newton_mg"}), "-newton_pc_mg_levels: 12 levels");
+  }
+  for (const char* ratio : {"0.5", "1"}) {
+    const ScopedOptions option(Options{{"-newton_mg_grid_ratio", ratio}});
+    expect_one_line(message({"solver.method=newton_mg"}),
+                    std::string("-newton_mg_grid_ratio ") + ratio + ": expected a number > 1");
   }
   {
-    const ScopedOptions option(Options{{"-newton_mg_grid_ratio", "0.5"}, {"-newton_pc_mg_levels", "3"}});
-    const std::string text = message({"solver.method=newton_mg"});
-    EXPECT_NE(text.find("-newton_mg_grid_ratio 0.5"), std::string::npos) << text;
+    const ScopedOptions option(Options{{"-vcycle_mg_grid_ratio", "1"}});
+    expect_one_line(message({"solver.method=lbfgs", "solver.initializer=vcycle"}),
+                    "-vcycle_mg_grid_ratio 1: expected a number > 1");
+  }
+  {
+    const ScopedOptions option(Options{{"-newton_mg_grid_ratio", "1.01"}, {"-newton_pc_mg_levels", "3"}});
+    expect_one_line(message({"solver.method=newton_mg"}), "-newton_mg_grid_ratio 1.01: the first grid");
+  }
+  // The same ratio with automatic levels is not an error: the smoother alone serves.
+  {
+    const ScopedOptions option(Options{{"-newton_mg_grid_ratio", "1.01"}});
+    EXPECT_EQ(message({"solver.method=newton_mg"}), "no error");
   }
 }
 

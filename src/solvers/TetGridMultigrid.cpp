@@ -1,5 +1,7 @@
 #include "solvers/TetGridMultigrid.hpp"
 
+#include <cstdio>
+
 #include "core/Error.hpp"
 #include "solvers/TetGridEmbedding.hpp"
 
@@ -18,6 +20,13 @@ Embedding SceneEmbedding(const SolverConfig& config) {
   Embedding embedding = Embedding::kLinear;
   ParseEmbedding(config.mg_embedding, &embedding);  // SceneConfig checked the name
   return embedding;
+}
+
+/// x as printf's %g writes it (0.5, not std::to_string's 0.500000), for messages.
+std::string Shortest(double x) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", x);
+  return text;
 }
 
 PetscErrorCode ApplyShell(PC pc, Vec x, Vec y) {
@@ -71,7 +80,11 @@ PetscErrorCode TetGridMultigrid::ReadOptions() {
     coarse_update_ = kUpdates[update];
   }
   PetscOptionsEnd();
-  if (!(ratio_ > 0.0)) throw InputError("-" + prefix_ + "mg_grid_ratio: expected a positive number");
+  // A first grid no coarser than the mesh (ratio <= 1) has about as many nodes as the mesh
+  // or more: no coarsening.
+  if (!(ratio_ > 1.0))
+    throw InputError("-" + prefix_ + "mg_grid_ratio " + Shortest(ratio_) +
+                     ": expected a number > 1 (the first grid coarser than the mesh)");
   return 0;
 }
 
@@ -147,8 +160,8 @@ void TetGridMultigrid::BuildHierarchy(PC pc, IncrementalPotential& potential) {
     } else {
       MatDestroy(&P0);  // automatic levels on a mesh too small for a grid: the smoother alone
       if (!automatic_levels_)
-        throw InputError("-" + prefix_ + "mg_grid_ratio " + std::to_string(ratio_) + ": the first grid (spacing " +
-                         std::to_string(h_) + " m) has " + std::to_string(grid.n_global) +
+        throw InputError("-" + prefix_ + "mg_grid_ratio " + Shortest(ratio_) + ": the first grid (spacing " +
+                         Shortest(h_) + " m) has " + std::to_string(grid.n_global) +
                          " nodes, no fewer than the mesh's " + std::to_string(nodes->n_global) +
                          "; expected a larger ratio");
     }

@@ -55,7 +55,7 @@ class TetGridMultigrid {
   TetGridMultigrid& operator=(const TetGridMultigrid&) = delete;
 
   /// Collective, before the options of the KSP holding pc are read: reads
-  /// -<prefix>mg_grid_ratio (InputError naming it for a value <= 0), makes pc a PCMG with
+  /// -<prefix>mg_grid_ratio (InputError naming it for a value <= 1), makes pc a PCMG with
   /// the defaults above (levels provisional until the mesh is known).
   void Configure(PC pc);
   /// Collective: Newton's preconditioner (-newton_pc_type mg on FEM), a PCSHELL whose
