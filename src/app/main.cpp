@@ -5,7 +5,7 @@
 //   optistep check scene.yaml [--set ...]
 //   optistep partition scene.yaml --ranks N
 //
-// Exit codes (README "Running"): 0 success (also a run stopped by SIGTERM/SIGUSR1 after
+// Exit codes (docs/user/running.md, "Exit codes"): 0 success (also a run stopped by SIGTERM/SIGUSR1 after
 // its checkpoint), 1 bad input (one line on stderr naming the file and key or element, or
 // the option; also --restart with no loadable checkpoint), 2 a time step that failed after
 // every allowed dt halving, 3 internal error, 4 the output folder cannot be written, 5 the
