@@ -14,7 +14,10 @@
 //  - a factorization that fails (an indefinite matrix, as a projection bug would give) makes
 //    the step fall back to LBFGS-H's CG, and the next step factors again;
 //  - more subdomains than a rank has tets, or fewer than one, is an InputError naming the
-//    key or option.
+//    key or option;
+//  - -dot_overlap 1 brings two subdomains' direction closer to LBFGS-H's exact one; a
+//    factorization lagged by -dot_refactor_every 2 gives bitwise the first step's
+//    back-solves on the second step and is remade on the third.
 #include <gtest/gtest.h>
 #include <petscksp.h>
 

@@ -3,11 +3,14 @@
 // P(x) = x - phi grad phi is idempotent and lands on phi = 0 for every shape; each shape's
 // Hess phi against finite differences of grad phi, posed by a scripted motion too, and the
 // holed box's near its creases; the projected potential's Hessian against finite
-// differences of its gradient on a curved object and in a bowl; a ball in a bowl; a body resting on a
-// constraint ground has no penetration and its constraint forces carry its weight; a ball
-// dropped at the frame step never goes below the ground; a block on a slope slides with
-// Coulomb's acceleration and sticks when mu > tan theta; the same trajectory on any rank
-// count, bitwise on the same one.
+// differences of its gradient on a curved object and in a bowl; a ball in a bowl and on a
+// holed slab's rim carries its weight; a body resting on a constraint ground has no
+// penetration and its constraint forces carry its weight; a box in a corner is held by
+// both objects (sum lambda n = -m g); a ball dropped on a constraint sphere never enters
+// it; a ball dropped at the frame step never goes below the ground, and at small steps
+// rebounds with the active set emptying; a block on a slope slides with Coulomb's
+// acceleration and sticks when mu > tan theta (also with friction as a potential); the
+// same trajectory on any rank count, bitwise on the same one.
 #include <gtest/gtest.h>
 #include <petscvec.h>
 
@@ -722,7 +725,7 @@ TEST(ConstraintCollisions, BlockOnASlopeSlidesWithCoulombsAccelerationWithFricti
 
 // ... and the whole body is held by it: the block that friction after the solve lets slip
 // 7 cm (below) holds from the first step, creeping at most at IPC's static eps_v (r eps_v
-// with 2 r - r^2 = tan theta / mu: 0.47 mm/s at eps_v = 1e-3 m/s; README "Friction").
+// with 2 r - r^2 = tan theta / mu: 0.47 mm/s at eps_v = 1e-3 m/s; docs/methods/friction.md).
 TEST(ConstraintCollisions, BlockOnASlopeHoldsWithFrictionPotential) {
   const Slide slide = SlideOnSlope("constraint_hold", 0.8, 24, "friction: {model: potential}\n");
   double worst = 0.0;

@@ -9,7 +9,7 @@
 //    rigid body whose bottom nodes (mass M_b of M) touch;
 //  - a damped tet settles on the ground and the contact holds its weight: sum of the
 //    nodes' normal forces M g, bottom penetration sqrt(M g / (3 k M_b));
-//  - issue 10, item 1: a 4 x 1 x 1 m bar resting 8 mm deep on a 30 degree slope with mu =
+//  - the rocking bar: a 4 x 1 x 1 m bar resting 8 mm deep on a 30 degree slope with mu =
 //    0.8 at dt = 1/960 s rocks ever more without contact damping; with it the pitching
 //    decays.
 #include <gtest/gtest.h>
@@ -342,7 +342,7 @@ friction: {model: %s}
 
 class SlopeBarRocking : public ::testing::TestWithParam<const char*> {};
 
-/// Issue 10, item 1: "at small dt a rocking motion grows". The bar drops from 8 mm into
+/// At small dt a rocking motion grows (docs/methods/contact.md). The bar drops from 8 mm into
 /// the penalty contact and bounces (backward Euler hardly damps it at dt = 1/960 s); the
 /// normal force swings, friction lets go once a cycle and pumps the pitching. Without
 /// contact damping the largest |pitch rate| per 0.1 s grows (measured, rad/s: after_solve

@@ -213,7 +213,7 @@ void RockingRun(double dt, double span, double window, const std::string& fricti
 
 class RockingOnASlope : public ::testing::TestWithParam<std::tuple<double, const char*>> {};
 
-/// Issue 10, item 1: "at small dt a rocking motion grows". The block starts 8 mm deep in
+/// At small dt a rocking motion grows (docs/methods/contact.md). The block starts 8 mm deep in
 /// the penalty ground and bounces on it (backward Euler hardly damps at small dt); with
 /// either friction model the bounce and the rocking it drives must decay, not grow: over
 /// 1 s at dt = 1/960 s and 1/2400 s, asserted that the largest mean square node speed in

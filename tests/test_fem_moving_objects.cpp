@@ -1,5 +1,5 @@
 // Scripted (moving, rotating) collision objects in FEM scenes and the bowl and box-with-hole
-// level sets (issue 13; Gast et al. 2015 Sec. 5.2: penalty k m max(-phi, 0)^3 against the
+// level sets (Gast et al. 2015 Sec. 5.2: penalty k m max(-phi, 0)^3 against the
 // object posed at t_{n+1}, Coulomb friction after the solve relative to the object's
 // material velocity), on 1, 2 and 4 ranks:
 //  - the new level sets: closed-form distances at chosen points, the normal against central
@@ -7,10 +7,13 @@
 //  - a block pushed by a moving half-space gains momentum along the push only and ends
 //    moving with the pusher, and the same run on 1 rank and on all ranks agrees;
 //  - a block on a sliding ground (a conveyor) is dragged by friction at mu (g t + v_y(t))
-//    until it sticks, and a block on a turning ground (a turntable) co-rotates;
+//    until it sticks (also with friction as a potential), a block on a turning ground (a
+//    turntable) co-rotates, and an elevator lifts a block at its speed with the bottom at
+//    the depth where the penalty carries its weight (3 k m_b delta^2 = M g);
 //  - the same with method: constraint (Gast Sec. 3.2 projection against the object posed at
-//    t_{n+1}, friction from the constraint force relative to the object, Sec. 5.1), and no
-//    node behind a moving constraint plane at any step.
+//    t_{n+1}, friction from the constraint force relative to the object, Sec. 5.1), no
+//    node behind a moving constraint plane at any step, and the constraint conveyor with
+//    friction as a potential resumed from a checkpoint bitwise.
 #include <gtest/gtest.h>
 #include <petscvec.h>
 

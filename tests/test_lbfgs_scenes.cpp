@@ -261,7 +261,7 @@ TEST(LbfgsScenes, TwistedBarDotWithTwoSubdomainsPerRankAgreesWithNewtonToTheCnTo
 }
 
 TEST(LbfgsScenes, TwistedBarDotWithOverlapAndLaggedFactorsAgreesWithNewtonToTheCnTolerance) {
-  // Issue 12's speed options change the initializer, not the termination: the same bound.
+  // DOT's speed options (overlap, lagged factors) change the initializer, not the termination: the same bound.
   const test::ScopedOptions options({{"-dot_overlap", "1"}, {"-dot_refactor_every", "4"}});
   CompareOnTheTwistedBar(1.0, "dot", {"dot.subdomains_per_rank=2"});
 }

@@ -1,4 +1,4 @@
-// Loads, time functions and initial conditions (issue 10, items 4 and 5), and a body at
+// Loads, time functions and initial conditions, and a body at
 // rest that must step (item 3), against closed forms and finite differences, on 1, 2 and
 // 4 ranks:
 //  (the loads' gradient and Hessian against central differences: test_fem_derivatives.cpp);
@@ -371,7 +371,7 @@ TEST(Loads, MpmTractionAndPressureSumToTheirAreaTimesLoad) {
   EXPECT_GT(particles[0], 0.04 * 0.025 / 1.5625e-5 / 2);
 }
 
-/// Issue 10: a free MPM body under a net force at a static step (dt = 1000 s). Backward
+/// A free MPM body under a net force at a static step (dt = 1000 s). Backward
 /// Euler's answer is v = a dt = 1000 m/s and a move of a dt^2 = 1e6 m in one step, beyond
 /// the sparse grid's addressable range (2^20 blocks of 4 dx = 2.1e5 m at dx = 0.05 m; half
 /// of it is the limit): before, the step converged and the next grid build stopped the

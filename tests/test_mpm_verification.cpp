@@ -5,13 +5,15 @@
 //    dt = 0.1 (omega dt = pi / 50) stretches it to 2 pi dt / atan(omega dt) = 10.0131 and
 //    damps the amplitude by (1 + omega^2 dt^2)^(-50) = 0.82119 per period;
 //  - free fall: backward Euler on the grid gives x_n = x_0 + v_0 t_n + g t_n (t_n + dt) / 2
-//    exactly, and APIC carries the uniform velocity exactly;
+//    exactly, and APIC carries the uniform velocity exactly, also for very stiff bodies;
 //  - a box left on the ground: backward Euler with APIC transfers and sticky grid nodes
 //    dissipates (Jiang et al. 2015, Sec. 5; the incremental potential is minimized), so the
-//    total energy (kinetic with APIC's affine part, gravitational, elastic) never grows;
+//    total energy (kinetic with APIC's affine part, gravitational, elastic) never grows,
+//    and the box sinks less than a cell;
 //  - Coulomb friction on a slope (gravity tilted by theta = 30 degrees against a level slip
 //    ground): a block slides with a = g (sin theta - mu cos theta) when mu < tan theta, and
-//    stays put when mu > tan theta;
+//    stays put when mu > tan theta (at dt = 1/96 s; with friction.model: potential also at
+//    the frame step, creeping at most at the smoothed model's static speed);
 //  - the same scene on any rank count gives the same particles to solver tolerance, and
 //    twice on the same ranks bitwise the same.
 #include <gtest/gtest.h>
@@ -342,7 +344,7 @@ collision_objects:
 /// mu = 0.2 < tan 30 deg: a = 9.81 (0.5 - 0.2 cos 30 deg) = 3.206 m/s^2 (frictionless
 /// 4.905; the friction bound of the approach speed alone gave 4.68), over 0.5 s at
 /// dt = 1/96 s. (At the frame step dt = 1/24 s it comes out 41% low, 1.90 m/s^2: friction
-/// acts after the solve, on the contact nodes' velocities only; issue 10.)
+/// acts after the solve, on the contact nodes' velocities only.)
 TEST(MpmVerification, SlidingBlockHasCoulombAcceleration) {
   const double theta = M_PI / 6.0, g = 9.81, mu = 0.2;
   const double a = g * (std::sin(theta) - mu * std::cos(theta));
@@ -361,7 +363,7 @@ TEST(MpmVerification, SlidingBlockHasCoulombAcceleration) {
 /// little (measured 10.5 mm), then it must stop: less than 0.3 dx = 15 mm (2.4% of the
 /// frictionless slide) and a final speed below 1 cm/s, at dt = 1/96 s. (At dt = 1/24 s it
 /// still slides, 0.44 m in 1 s: friction after the solve can stop only the contact nodes,
-/// and at omega dt ~ 10 the next solve lets the body slide as one again; issue 10.)
+/// and at omega dt ~ 10 the next solve lets the body slide as one again.)
 TEST(MpmVerification, BlockOnASlopeSticksWhenMuExceedsTanTheta) {
   const double dx = 0.05, g = 9.81;
   const SlopeMotion s = SlideOnSlope("mpm_slope_stick", 0.8, 1.0 / 96.0, 48);
