@@ -30,6 +30,10 @@
 #include "io/OutputLock.hpp"
 #include "model/SceneMesh.hpp"
 
+#ifndef OPTISTEP_GIT_DESCRIBE
+#define OPTISTEP_GIT_DESCRIBE "unknown"  // git describe of the source, set by CMake
+#endif
+
 namespace {
 
 using namespace optistep;
@@ -193,7 +197,7 @@ int main(int argc, char** argv) {
   }
   if (cl.help || cl.version || !usage_error.empty()) {
     if (FirstRankOfLaunch()) {
-      if (cl.version) std::printf("optistep %s\n", OPTISTEP_VERSION);
+      if (cl.version) std::printf("optistep %s (commit %s)\n", OPTISTEP_VERSION, OPTISTEP_GIT_DESCRIBE);
       if (cl.help) std::fputs(UsageText(), stdout);
       if (!usage_error.empty())
         std::fprintf(stderr, "optistep: error: %s; see optistep --help\n", usage_error.c_str());
