@@ -218,8 +218,7 @@ TEST(DotInitializer, OneSubdomainInAllGivesLbfgsHsExactDirection) {
 
 TEST(DotInitializer, OverlapBringsTheDirectionCloserToLbfgsHs) {
   // Restricted additive Schwarz with one layer of overlap approximates H^-1 better than
-  // disjoint subdomains (Smith, Bjorstad, Gropp 1996, Ch. 1; measured on the twisted bar,
-  // one rank, two subdomains: 7.9e-2 disjoint, 4.5e-2 with overlap 1); with one subdomain in all
+  // disjoint subdomains (Smith, Bjorstad, Gropp 1996, Ch. 1); with one subdomain in all
   // the core is every node and the solve stays exact.
   if (test::Rank() == 0) {
     const double one = DirectionDifferenceFromLbfgsH(1, 1);

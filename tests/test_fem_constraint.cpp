@@ -346,7 +346,7 @@ collision_objects:
   // With the wall, the chain rule of the sweeps performed (dP/dx of each projection, multiplied)
   // reaches the intersection's tangent-space Hessian by c^2 per sweep, c = n_sphere . n_wall
   // ~ -0.09 at the edge, and the sweeps stop 1e-15 m from the intersection: a few sweeps
-  // leave ~1e-5 of the curvature term (measured 8e-7 of |H d|).
+  // leave ~1e-5 of the curvature term.
   EXPECT_LT(error[0], (wall ? 1e-5 : 1e-6) * norm);
   // On a sphere -lambda Hess phi is negative semi-definite: the PSD projection drops it,
   // and the comparison sees that (the test can fail). Inside a bowl (concave) it is positive
@@ -551,7 +551,7 @@ double ExpectBallRestsAndCarriesItsWeight(const std::string& tag, const std::str
               c.force_vector[1], c.force_vector[2], weight, inertia[0], inertia[1], inertia[2], deepest, c.lowest);
   EXPECT_GE(deepest, -1e-12);
   EXPECT_GT(c.active, 0);
-  // To the solver's tolerance (measured 2e-7 m g in the bowl)
+  // To the solver's tolerance
   for (int d = 0; d < 3; ++d) EXPECT_NEAR(c.force_vector[d], inertia[d], 1e-6 * weight) << "component " << d;
   EXPECT_NEAR(c.force_vector[1], weight, 1e-4 * weight);
   EXPECT_GE(c.force, c.force_vector.norm() * (1 - 1e-12));
@@ -746,8 +746,7 @@ TEST(ConstraintCollisions, BlockOnASlopeSticksWhenMuExceedsTanTheta) {
               "second, %.4e m in the second; mean speed along the slope at most %.3e m/s in the last half second\n",
               first, second, last_speed);
   // Friction after the solve removes only the contact nodes' momentum: the body above drags
-  // them while the start's rocking decays (measured: 7 cm in the first half second, the
-  // mean speed swinging about 0 and decaying). Then it holds: sliding (mu < tan) would gain
+  // them while the start's rocking decays (the mean speed swinging about 0 and decaying). Then it holds: sliding (mu < tan) would gain
   // at least as much speed every step, and with mu = 0.2 it covers 4.8 m in the second
   // second. Creep below 2 mm/s and a bounded first slip say "sticks".
   EXPECT_LT(std::abs(second), 2e-3);

@@ -716,7 +716,7 @@ TEST(SelfContact, BoxSlidingOnAHeldSlabDeceleratesAtMuG) {
   // The normal forces carry the weight (the box's vertical motion, |vy| below 1 mm/s, has
   // died out), so every sliding contact's impulse is capped at mu times its share of
   // M g dt. The rest is time discretization: the deceleration is 1.4% below mu g at
-  // dt = 0.01 s and 0.1% above at 0.005 s (measured), so 1% at dt = 0.005 s.
+  // dt = 0.01 s and 0.1% above at 0.005 s, so 1% at dt = 0.005 s.
   EXPECT_LT(vy, 1e-3);
   EXPECT_NEAR(normal, g, 0.01 * g) << "mean sum of normal forces (N) vs the weight";
   EXPECT_NEAR(-slope, mu * g, 0.01 * mu * g);

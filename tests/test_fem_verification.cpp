@@ -106,7 +106,7 @@ TEST_P(StiffFreeFall, DropsByTheBackwardEulerDistance) {
       FreeFallDeviation("stifffall", {"bodies.0.material.E=" + std::to_string(GetParam())});
   // Each step's rigid motion is right to the rigid-motion test, rigid_epsilon g dt^2 =
   // 6.1e-6 m (solvers/ConvergenceTest.hpp): 10 steps, 6.1e-5 m. (The free-fall start makes
-  // it exact to round-off: measured at most 5e-7 m.)
+  // it exact to round-off.)
   EXPECT_LT(worst, 10 * 1e-3 * 9.81 * dt * dt)
       << "E = " << GetParam() << " Pa: largest deviation from the drop (m)";
 }
@@ -121,7 +121,7 @@ INSTANTIATE_TEST_SUITE_P(Stiffness, StiffFreeFall, ::testing::Values(1e5, 1e9, 1
 /// steps are right only if the termination sees the net force of the residual, which the
 /// elastic characteristic norm of so stiff a body does not (without the rigid-motion test
 /// the ground carried 78% of the weight). After 1 s of backward Euler, which damps the
-/// bounce, the contact force is M g to 1e-3 (measured 4e-6).
+/// bounce, the contact force is M g to 1e-3.
 TEST(FemVerification, StiffBoxRestsOnTheContactForce) {
   const std::string dir = SharedTempDir("stiffrest");
   WriteBoxMesh(dir + "/box", 2, 1, 2, Vec3(1.0, 0.5, 1.0));
