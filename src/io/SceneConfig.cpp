@@ -570,7 +570,7 @@ std::vector<MotionSegmentConfig> ParseMotion(const Field& f) {
       f, [](const Field& item, std::size_t) { return ParseSegment(item); });
 }
 
-// --- Loads, time functions, initial conditions (issue 10, items 4 and 5) -------------------
+// --- Loads, time functions, initial conditions ----------------------------------------------
 
 const Names kTimeFunctionTypes = {"constant", "ramp", "table"};
 const std::vector<Names> kTimeFunctionTypeKeys = {{"value"}, {"start", "end", "from", "to"}, {"points"}};
@@ -996,7 +996,7 @@ SceneConfig ParseScene(const Field& root, const std::string& path) {
   scene.time = ParseTime(m.Require("time"));
 
   const fs::path scene_folder = fs::path(path).parent_path();
-  // Particle scenes hold chains only (issue 14); the others bodies only.
+  // Particle scenes hold chains and cloths only; the others bodies only.
   const bool particles = scene.discretization == "particles";
   for (const char* key : {"bodies", "boundary_conditions", "collision_objects"})
     if (particles && m.Has(key))
