@@ -1,38 +1,17 @@
 #pragma once
-// Galerkin multigrid for tet meshes on embedded grids (after Xian, Tong, Liu 2019, "A
-// Scalable Galerkin Multigrid Method for Real-time Simulation of Deformable Objects", ACM
-// TOG 38(6) 162): level 0 is the mesh, level 1 a regular grid of spacing h over each body
-// in its rest configuration, whose prolongation is the trilinear interpolation of the cell
-// holding each node (solvers/TetGridEmbedding.hpp), and the levels below are HOT's grid
-// levels of spacing 2^k h (solvers/NodeEmbedding.hpp). The coarse operators are P^T H P,
-// formed by PCMG as R H P with R = P^T stored (solvers/GridMultigrid.hpp: MatMatMatMult,
-// each rank's rows from fetched rows, so the sums do not depend on the order messages
-// arrive in).
-//
-// The same PCMG, smoother and level code as HOT's MPM multigrid (solvers/GridMultigrid), so
-// its options are PCMG's under the caller's prefix (-<prefix>pc_mg_levels,
-// -<prefix>mg_levels_ksp_type, -<prefix>mg_levels_pc_type, -<prefix>mg_coarse_ksp_type,
-// -<prefix>mg_coarse_pc_type, ...; -help lists them). Defaults:
-//  - levels: solver.mg_levels when the scene gives it, or -<prefix>pc_mg_levels; otherwise
-//    as many grid levels as it takes for the coarsest to have at most kCoarsestNodes nodes
-//    (or until a level would not shrink). A count the mesh cannot coarsen to stops the run
-//    naming the key;
-//  - the first grid's spacing h = ratio x (mean node spacing (V / N)^(1/3)), ratio 2 by
-//    default, -<prefix>mg_grid_ratio: with the mesh's nodes about as dense as a grid of
-//    spacing (V / N)^(1/3), a grid of twice that spacing has about an eighth of the nodes,
-//    the coarsening of geometric multigrid on nested grids;
-//  - smoother: HOT's (one symmetric Gauss-Seidel sweep before and after the coarse
-//    correction, rank-local; GridMultigrid.hpp), which keeps the V-cycle symmetric;
-//  - coarsest level: solved exactly, a sparse factorization of the whole coarsest matrix on
-//    every rank (KSPPREONLY, PCREDUNDANT; its own PC LU), so that the V-cycle is a fixed
-//    linear operator (a Krylov solve to a tolerance is not) and CG may use it.
-//
-// Reuse. The prolongations are built once per run (the embedding is fixed at rest). While
-// the level-0 matrix keeps its nonzero pattern (the FEM Hessian's is the mesh's; contact
-// with collision objects adds to diagonal blocks only; self-contact adds blocks, and then
-// the hierarchy's symbolic phase is redone), each SetUp redoes only the numeric phases: the
-// Galerkin products (MAT_REUSE_MATRIX), the smoothers' diagonals and the coarsest level's
-// numeric factorization (its symbolic one kept).
+// Galerkin multigrid for tet meshes on embedded grids (Xian, Tong, Liu 2019, "A Scalable
+// Galerkin Multigrid Method for Real-time Simulation of Deformable Objects", ACM TOG 38(6)
+// 162): level 0 the mesh, level 1 a regular grid over each body at rest whose prolongation
+// is trilinear (solvers/TetGridEmbedding.hpp), the levels below HOT's grid levels
+// (solvers/NodeEmbedding.hpp); coarse operators P^T H P formed by PCMG as R H P
+// (solvers/GridMultigrid.hpp). Its options are PCMG's under the caller's prefix plus
+// -<prefix>mg_grid_ratio and -<prefix>mg_coarse_update (-help lists them).
+// Contract: levels automatic unless given (coarsest at most kCoarsestNodes nodes); smoother
+// HOT's symmetric Gauss-Seidel, coarsest level an exact LU on every rank, so the V-cycle is
+// a fixed SPD operator; prolongations built once per run, Galerkin products and the LU
+// refilled numerically while the Hessian's nonzero pattern holds, formed again when it
+// changes. The same mesh on the same ranks gives the same bits.
+// The method, the defaults and their sources, the limits: docs/methods/multigrid.md.
 #include <petscksp.h>
 
 #include <string>
