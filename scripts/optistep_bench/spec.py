@@ -161,10 +161,14 @@ def expand(bench, ranks=None, quick=False, frames=None, only=(), repeats=None, t
     asked = {}
     for key, values in only:
         asked.setdefault(key, set()).update(values)
+    def named(kind, item):  # an optional scene or method runs when a filter names it
+        return item.name in asked.get(kind, ()) or any(
+            str(v) in asked.get(k, ()) for k, v in item.labels)
+
     scenes = [s for s in bench.scenes if (not q.get("scenes") or s.name in q["scenes"])
-              and (not s.optional or s.name in asked.get("scene", ()))]
+              and (not s.optional or named("scene", s))]
     methods = [m for m in bench.methods if (not q.get("methods") or m.name in q["methods"])
-               and (not m.optional or m.name in asked.get("method", ()))]
+               and (not m.optional or named("method", m))]
     runs = []
     for scene in scenes:
         rungs = [r for r in scene.rungs if r.quick or not quick]

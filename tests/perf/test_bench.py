@@ -103,6 +103,16 @@ def test_dot_subdomains_split_over_the_ranks():
     assert all(r.options == ["-dot_overlap", "1"] for r in asked)
 
 
+def test_optional_scenes_run_when_a_filter_names_them():
+    default = {r.labels["E_mid"] for r in spec.expand(benchmarks.MPM_SWEEP)}
+    assert default == {"1e5", "1e7", "1e9"}
+    sweep = spec.expand(benchmarks.MPM_SWEEP, only=[("E_mid", set(benchmarks.E_MIDS))])
+    assert {r.labels["E_mid"] for r in sweep} == set(benchmarks.E_MIDS)
+    one = spec.expand(benchmarks.MPM_SWEEP, only=[("E_mid", {"1e8"}), ("method", {"hot"})])
+    assert [(r.labels["E_mid"], r.method.name) for r in one] == [("1e8", "hot")] * 2
+    assert "bodies.1.material.E=1e8" in one[0].sets
+
+
 # ---------------------------------------------------------------------------- real runs
 @pytest.fixture(scope="module")
 def smoke(tmp_path_factory):
