@@ -80,6 +80,10 @@ def parser():
     ap.add_argument("--no-build", action="store_true",
                     help="do not run cmake --build first (also when OPTISTEP is set)")
     ap.add_argument("--collect", metavar="DIR", help="only collect, plot and record the runs in DIR")
+    ap.add_argument("--estimate-from", metavar="CSV", action="append", default=[],
+                    help="with --dry-run: estimate each run's wall time from the runs of an "
+                    "earlier CSV of this benchmark (a power law in the size per scene, method "
+                    "and ranks)")
     return ap
 
 
@@ -170,9 +174,29 @@ def unique_meshes(runs):
     return out
 
 
+def wall_time_fits(csv_paths):
+    """{(scene, method, ranks): (a, p)}: a run's wall time a x size^p, fitted over the
+    finished runs of earlier CSVs (scripts/bench output)."""
+    import csv
+    from .model import fit_power
+    points = {}
+    for path in csv_paths:
+        if not os.path.exists(path):
+            raise perf.BadInput(f"--estimate-from {path}: missing")
+        with open(path, newline="") as f:
+            for r in csv.DictReader(f):
+                size, wall = perf.number(r.get("size")), perf.number(r.get("wall_s"))
+                if r.get("exit") == "0" and size and wall:
+                    points.setdefault((r["scene"], r["method"], int(r["ranks"])), []).append(
+                        (size, wall))
+    return {k: fit_power(v, 1.0) for k, v in points.items()}
+
+
 def dry_run(plan, args, extra_options):
+    fits = wall_time_fits(args.estimate_from) if args.estimate_from else None
     for b, runs, out_dir in plan:
         log(f"# {b.name}: {b.title}")
+        total, unknown = 0.0, []
         for mesh in unique_meshes(runs):
             state = "cached" if meshes.cached(mesh) else f"to make, about {mesh.approx_tets} tets"
             log(f"(cd {meshes.mesh_dir(mesh)} && cp {paths.in_root(mesh.source)} . && "
@@ -184,11 +208,26 @@ def dry_run(plan, args, extra_options):
                 continue
             mesh_path = meshes.node_path(r.mesh) if r.mesh else None
             cmd = runner.optistep_command(r, run_dir, mesh_path, args.sets, extra_options)
-            limit = f"   # at most {r.time_limit:.0f} s" if r.time_limit else ""
-            log(runner.shell_line(cmd) + limit)
+            note = f"   # at most {r.time_limit:.0f} s" if r.time_limit else ""
+            if fits is not None:
+                fit = fits.get((r.scene.name, r.method.name, r.ranks))
+                size = r.rung.size or (r.mesh.approx_tets if r.mesh else 0)
+                if fit and size:
+                    seconds = fit[0] * size ** fit[1]
+                    if r.time_limit:
+                        seconds = min(seconds, r.time_limit)
+                    total += seconds
+                    note += f"   # about {seconds / 60:.1f} min"
+                else:
+                    unknown.append(r.name)
+            log(runner.shell_line(cmd) + note)
         for p in b.programs:
             log(runner.shell_line(runner.program_command(
                 p, os.path.join(out_dir, "runs", p.name), args.quick)))
+        if fits is not None:
+            log(f"# {b.name}: about {total / 3600:.1f} h of runs estimated"
+                + (f"; no estimate for {len(unknown)} runs (no finished run of their scene, "
+                   f"method and ranks): {' '.join(unknown)}" if unknown else ""))
     return 0
 
 

@@ -318,3 +318,16 @@ def test_sweep_and_dot_plots_draw_the_rows(tmp_path):
         for m, o in (("hot", 4), ("lbfgs", 7)) for r in ("1", "2") for e in ("1e5", "1e7")}
     (png,) = plots.plot_dot_iterations(rows, str(tmp_path), benchmarks.DOT)
     assert perf.png_size(png) == (640, 480)
+
+
+def test_dry_run_estimates_wall_time_from_earlier_runs(smoke):
+    out, _, env = smoke
+    rows = read_csv(os.path.join(out, "smoke.csv"))
+    text = bench("smoke", "--dry-run", "--only", "method=newton", "--only", "ranks=1",
+                 "--estimate-from", os.path.join(out, "smoke.csv"), env=env)
+    # two rungs measured: the fit passes through both, so each estimate is its run's wall time
+    walls = {r["rung"]: float(r["wall_s"]) for r in rows if r["method"] == "newton" and r["ranks"] == "1"}
+    estimates = re.findall(r"runs/cube-(a[0-9.]+)-newton-np1/.*# about ([0-9.]+) min", text)
+    assert {rung: float(m) for rung, m in estimates} == pytest.approx(
+        {rung: w / 60 for rung, w in walls.items()}, abs=0.051)
+    assert "h of runs estimated" in text
