@@ -166,14 +166,14 @@ FEM = Benchmark(
                   fetch=("elephant.1.node",))],
     methods=[Method("newton", ("solver.method=newton",), title="PN-PCG"),
              Method("lbfgs", ("solver.method=lbfgs",), title="LBFGS-H")],
-    ranks=(1, 2), write_frames=False,
+    ranks=(1, 2), write_frames=False, metrics=("hessian_rate",),
     programs=(Program("kernel-twisted_bar", "fem_kernel_bench",
                       ("configs/twisted_bar.yaml", "--reps", "10"), parser="fem_kernel"),
               Program("kernel-elephant_drop", "fem_kernel_bench",
                       ("configs/elephant_drop.yaml", "--reps", "10"), parser="fem_kernel")),
     table=("scene", "method", "ranks", "nodes", "tets", "steps", "s_per_step", "outer_per_step",
            "inner_per_step", "init_per_step", "halvings") + FEM_PHASES + (
-           "energy_gradient_tets_per_s", "hessian_tets_per_s", "total_tets_per_s",
+           "hessian_tets_per_s_per_core", "energy_gradient_tets_per_s", "hessian_tets_per_s", "total_tets_per_s",
            "load_before", "note"),
     replaces="scripts/bench-fem.sh", quick={"frames": 2})
 
@@ -300,7 +300,8 @@ CHECKPOINT = Benchmark(
                       ranks=2, parser="checkpoint",
                       quick_args=("--cells", "10", "--ppc", "8", "--steps", "1", "--reps", "1",
                                   "--dir", "{out}/ckpt")),),
-    table=("scene", "ranks", "write_GB_per_s", "read_GB_per_s", "output", "load_before", "note"),
+    table=("scene", "ranks", "particles", "checkpoint_MB", "write_GB_per_s", "read_GB_per_s",
+           "checkpoint_over_step", "load_before", "note"),
     replaces="scripts/bench-checkpoint.sh")
 
 # ---------------------------------------------------------------------------- XPBD suite

@@ -359,7 +359,19 @@ def metric_penetration(run_dir, stats, row):
             "self_depth_worst_pct": max(self_), "self_depth_mean_pct": sum(self_) / len(self_)}
 
 
+def metric_hessian_rate(run_dir, stats, row):
+    """Hessian tets per second per core in the run (bench-fem.sh's last column): tets per
+    rank x Hessians per step (one per Newton iteration; L-BFGS-H forms one per step) /
+    Hessian seconds per step (element kernels and MatSetValuesBlockedLocal)."""
+    if not stats or not stats.steps or not row.get("tets"):
+        raise MetricUnavailable("no step")
+    hessians = row["outer_per_step"] if row.get("solver") == "newton" else 1.0
+    t = stats.mean("t_Hessian")
+    return {"hessian_tets_per_s_per_core": row["tets"] / row["ranks"] * hessians / t if t else ""}
+
+
 METRICS = {
+    "hessian_rate": metric_hessian_rate,
     "lowest_y": metric_lowest_y,
     "max_volume_change": metric_max_volume_change,
     "xpbd": metric_xpbd,
@@ -405,11 +417,15 @@ def parse_mpm_transfer(text):
 
 
 def parse_checkpoint(text):
-    """bench/checkpoint_bench: its table, kept as printed (numbers: write and read GB/s)."""
-    out = {"output": " / ".join(ln.strip() for ln in text.splitlines() if ln.strip())[:2000]}
-    for key, pat in (("write_GB_per_s", r"write[^\n]*?([0-9.]+)\s*GB/s"),
-                     ("read_GB_per_s", r"read[^\n]*?([0-9.]+)\s*GB/s")):
-        out[key] = _numbers_after(text, pat)
+    """bench/checkpoint_bench: particles, checkpoint MB, write and read GB/s (best of the
+    repetitions) and the write over a step's time."""
+    out = {}
+    m = re.search(r"checkpoint_bench: (\d+) particles on \d+ ranks?, checkpoint ([0-9.]+) MB", text)
+    if m:
+        out["particles"], out["checkpoint_MB"] = int(m.group(1)), float(m.group(2))
+    for key, name in (("write_GB_per_s", "write_GBps"), ("read_GB_per_s", "read_GBps"),
+                      ("checkpoint_over_step", "checkpoint_per_step")):
+        out[key] = _numbers_after(text, rf"^{name}\s+(\S+)")
     return out
 
 

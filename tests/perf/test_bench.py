@@ -331,3 +331,14 @@ def test_dry_run_estimates_wall_time_from_earlier_runs(smoke):
     assert {rung: float(m) for rung, m in estimates} == pytest.approx(
         {rung: w / 60 for rung, w in walls.items()}, abs=0.051)
     assert "h of runs estimated" in text
+
+
+def test_a_bench_program_is_run_and_parsed(tmp_path):
+    out = str(tmp_path / "ckpt")
+    bench("checkpoint", "--quick", "--out", out, "--no-record")
+    (row,) = read_csv(os.path.join(out, "checkpoint.csv"))
+    text = open(os.path.join(row["run_dir"], "output.txt")).read()
+    assert int(row["particles"]) == 10 ** 3 * 8  # --cells 10 --ppc 8
+    assert float(row["write_GB_per_s"]) == pytest.approx(
+        float(re.search(r"^write_GBps (\S+)", text, re.M).group(1)))
+    assert float(row["read_GB_per_s"]) > 0
