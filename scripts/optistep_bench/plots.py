@@ -38,7 +38,8 @@ def line_figure(series, out_path, title, xlabel, ylabel, logx=False, logy=False,
     ax = fig.add_subplot(111)
     for label, points in sorted(series.items()):
         points = sorted(points)
-        ax.plot([p[0] for p in points], [p[1] for p in points], (styles or {}).get(label, "-"),
+        linestyle, color = (styles or {}).get(label, ("-", None))
+        ax.plot([p[0] for p in points], [p[1] for p in points], linestyle=linestyle, color=color,
                 marker="o", ms=4, label=label)
     if logx:
         ax.set_xscale("log")
@@ -57,7 +58,10 @@ def line_figure(series, out_path, title, xlabel, ylabel, logx=False, logy=False,
 
 
 def _group(rows, x_col, y_col, by=("method", "ranks")):
+    """({label: [(x, y)]}, {label: (line style, color)}): one line per value of by, the
+    color by its first key (the method), the line style by the rank count."""
     series, styles = {}, {}
+    firsts = sorted({str(r[by[0]]) for r in rows})
     for r in rows:
         x, y = perf.number(r.get(x_col)), perf.number(r.get(y_col))
         if x is None or y is None or not r.get("steps"):
@@ -65,7 +69,8 @@ def _group(rows, x_col, y_col, by=("method", "ranks")):
         label = ", ".join(f"{r[k]} rank{'s' if int(r[k]) > 1 else ''}" if k == "ranks" else str(r[k])
                           for k in by)
         series.setdefault(label, []).append((x, y))
-        styles[label] = RANK_STYLE.get(int(r.get("ranks", 1)), "-")
+        styles[label] = (RANK_STYLE.get(int(r.get("ranks", 1)), "-"),
+                         f"C{firsts.index(str(r[by[0]])) % 10}")
     return series, styles
 
 
@@ -108,8 +113,8 @@ def plot_sweep(rows, out_dir, bench):
         series, styles = _group(rows, "E_mid", col)
         for label, pts in sorted(series.items()):
             pts.sort()
-            axes[k].plot([p[0] for p in pts], [p[1] for p in pts], styles[label], marker="o",
-                         label=label)
+            axes[k].plot([p[0] for p in pts], [p[1] for p in pts], linestyle=styles[label][0],
+                         color=styles[label][1], marker="o", label=label)
             points[f"{col}: {label}"] = pts
         axes[k].set_xscale("log")
         axes[k].set_xlabel("E_mid (Pa)")
