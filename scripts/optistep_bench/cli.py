@@ -140,9 +140,9 @@ def main(argv=None):
         runs = spec.expand(b, ranks=args.ranks, quick=args.quick, frames=args.frames, only=only,
                            repeats=args.repeats, time_limit=args.time_limit)
         out_dir = out_root if len(bench_list) == 1 else os.path.join(out_root, b.name)
-        plan.append((b, runs, out_dir))
-    if not any(r for _, runs, _ in plan for r in runs if not r.skipped) and \
-            not any(b.programs for b, _, _ in plan):
+        if any(not r.skipped for r in runs) or b.programs:  # a suite's members the filters keep
+            plan.append((b, runs, out_dir))
+    if not plan:
         raise perf.BadInput(f"{args.name}: no run left by the selection "
                             f"({' '.join(argv)})")
     if args.dry_run:
