@@ -81,7 +81,8 @@ def write(bench, rows, machine, command_line, out_dir, pngs, record_dir, meshes_
              f"- Machine: {machine['cpu']}, {machine['cores']} cores, {machine['memory_GB']} GB, "
              f"Linux {machine['kernel']} ({machine['host']})",
              f"- BLAS: {machine['blas']}; " + ", ".join(f"{k}={v}" for k, v in machine["threads"].items()),
-             f"- MPI: {machine['mpi']}",
+             f"- MPI: {machine['mpi']}" + "".join(
+                 f", {k}={v}" for k, v in machine.get("mpi_environment", {}).items()),
              f"- optistep: {machine['optistep']}, commit {machine['commit']}",
              "- Load (1-minute average, before and after each run, in the runs table): "
              + (f"{min(loads):.1f}-{max(loads):.1f}" if loads else "unknown"),

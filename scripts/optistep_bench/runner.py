@@ -121,6 +121,8 @@ def machine():
     return {"host": platform.node(), "cpu": cpu or platform.processor(), "cores": cores(),
             "memory_GB": mem_gb, "kernel": platform.release(), "blas": blas_library(),
             "threads": {v: os.environ.get(v, "1 (set by the runner)") for v in THREAD_VARIABLES},
+            "mpi_environment": {k: v for k, v in sorted(os.environ.items())
+                                if k.startswith(("OMPI_MCA_", "I_MPI_", "MPICH_", "UCX_"))},
             "mpi": _first_line(paths.mpiexec() + ["--version"]),
             "optistep": _first_line([paths.optistep_exe(), "--version"]),
             "commit": commit + (" (with local changes)" if dirty else ""),
