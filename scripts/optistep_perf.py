@@ -332,15 +332,32 @@ def read_run_summary_text(text):
     return out
 
 
-def read_memory(run_dir):
-    """Peak resident memory per rank in MB, from the mem.RANK files (GNU time's %M, kB)."""
-    mb = []
+def _time_lines(run_dir):
+    """Per rank, the last line of GNU time's figures in mem.RANK: [kB] (-f %M) or
+    [kB, user s, system s] (-f "%M %U %S"); a killed rank's file also holds a line on the
+    signal, skipped."""
+    lines = []
     for path in sorted(glob.glob(os.path.join(run_dir, "mem.*"))):
         with open(path) as f:
-            nums = [ln.strip() for ln in f if ln.strip().isdigit()]
-        if nums:
-            mb.append(int(nums[-1]) / 1024.0)
-    return mb
+            rows = [ln.split() for ln in f]
+        rows = [r for r in rows if r and r[0].isdigit() and all(number(x) is not None for x in r)]
+        if rows:
+            lines.append([float(x) for x in rows[-1]])
+    return lines
+
+
+def read_memory(run_dir):
+    """Peak resident memory per rank in MB, from the mem.RANK files (GNU time's %M, kB)."""
+    return [r[0] / 1024.0 for r in _time_lines(run_dir)]
+
+
+def read_cpu_seconds(run_dir):
+    """User + system CPU seconds summed over the ranks, from the mem.RANK files (GNU time's
+    %U %S after %M), or None when they do not hold them."""
+    lines = _time_lines(run_dir)
+    if not lines or any(len(r) < 3 for r in lines):
+        return None
+    return sum(r[1] + r[2] for r in lines)
 
 
 def mpm_partition_quality(frame_path, dx):

@@ -4,7 +4,10 @@ rank counts, PETSc options, frames, the table of its record and its plots.
 `scripts/bench --list` prints them; `scripts/bench NAME --dry-run` prints every command.
 A suite (xpbd) runs several benchmarks under one name.
 """
-from .spec import Benchmark, Mesh, Method, Program, Rung, Scene, Window
+import dataclasses
+import re
+
+from .spec import BASE_RUNG, Benchmark, Mesh, Method, Program, Rung, Scene, Window
 
 PI = 3.141592653589793
 
@@ -80,14 +83,14 @@ FEM_LADDER = Benchmark(
     "twisted bar (fast: E 1e5, nu 0.4, ends at -/+pi rad/s, 8 steps of 0.025 s; stiff: E 1e7, "
     "nu 0.45, -/+0.1 pi rad/s, 4 steps; TetGen -pq1.4a<V> meshes of configs/meshes/"
     "bar_4x1x1.poly, V = 1e-3 ... 2e-6) and the elephant drop (12 frames of 1/24 s: the "
-    "first 10 as in issue 27's table, and frames 5-12, the impact; TetGen -pq1.5a<V> meshes "
+    "first 10, and frames 5-12, the impact; TetGen -pq1.5a<V> meshes "
     "of CGAL's elephant.off), on 1 and 2 ranks",
     scenes=[BAR_FAST, BAR_STIFF, ELEPHANT], methods=FEM_METHODS, ranks=(1, 2),
     windows=(Window("f1_10", 1, 10), Window("f5_12", 5, 12)),
     checkpoint_every_steps=4, table=LADDER_TABLE + (
         "s_per_step_f1_10", "s_per_step_f5_12", "outer_per_step_f5_12", "inner_per_step_f5_12",
         "halvings_f5_12"),
-    plots=("ladder",), replaces="(new; issue 27)")
+    plots=("ladder",), replaces="(new)")
 
 # ---------------------------------------------------------------------------- MPM
 MPM_METHODS = [
@@ -96,7 +99,24 @@ MPM_METHODS = [
     Method("newton-mg", ("solver.method=newton_mg", "mpm.matrix_free=false"), title="PN-MGPCG"),
     Method("lbfgs", ("solver.method=lbfgs", "mpm.matrix_free=false"), title="LBFGS-H"),
     Method("hot", ("solver.method=hot", "mpm.matrix_free=false"), title="HOT"),
+    Method("hotx", ("solver.method=hot", "mpm.matrix_free=false"),
+           ("-hot_mg_coarse_ksp_type", "preonly", "-hot_mg_coarse_pc_type", "redundant",
+            "-hot_mg_coarse_redundant_pc_type", "cholesky"),
+           title="HOT, the coarsest level by sparse Cholesky (redundant on every rank)",
+           optional=True),
 ]
+
+MPM_DXS = ((0.015, 30720), (0.0075, 245760), (0.005, 829440))
+
+
+def mpm_rungs(optional_above=None):
+    """The twisting bar's grid spacings (HOT's dx 0.015 m, then 1/2 and 1/3 of it) with the
+    particles each gives; optional_above: the rungs after the first run only when named
+    (--only dx=...)."""
+    return tuple(Rung(f"dx{dx}", (f"mpm.dx={dx}",), size=n, labels=(("dx", str(dx)),),
+                      quick=dx >= 0.0075, optional=bool(optional_above) and k > 0)
+                 for k, (dx, n) in enumerate(MPM_DXS))
+
 
 MPM_LADDER = Benchmark(
     "mpm-ladder", "MPM size ladder (HOT's twisting bar)",
@@ -104,41 +124,43 @@ MPM_LADDER = Benchmark(
     "configs/hot_twisting_bar.yaml at dx 0.015, 0.0075 and 0.005 m (about 30k, 245k and "
     "830k particles), the first frame (1/48 s: the first CFL steps), 1 and 2 ranks",
     scenes=[Scene("twisting-bar", "configs/hot_twisting_bar.yaml", frames=1, frame_rate=48,
-                  discretization="mpm",
-                  rungs=(Rung("dx0.015", ("mpm.dx=0.015",), size=30720),
-                         Rung("dx0.0075", ("mpm.dx=0.0075",), size=245760),
-                         Rung("dx0.005", ("mpm.dx=0.005",), size=829440, quick=False)))],
+                  discretization="mpm", rungs=mpm_rungs())],
     methods=MPM_METHODS, ranks=(1, 2),
-    table=("rung", "method", "ranks", "particles", "steps", "s_per_step", "outer_per_step",
-           "inner_per_step", "init_per_step", "halvings", "max_rss_MB", "rss_MB_per_rank",
+    table=("rung", "method", "ranks", "particles", "steps", "s_per_step",
+           "us_per_step_particle", "outer_per_step", "inner_per_step", "init_per_step", "halvings", "max_rss_MB", "rss_MB_per_rank",
            "setup_s", "reductions_per_step", "messages_per_step", "load_before", "load_after",
            "note"),
-    plots=("ladder",), replaces="(new; issue 28)")
+    plots=("ladder",), replaces="(new)")
 
 E_MIDS = ("1e5", "1e6", "1e7", "1e8", "1e9", "1e10")
 MPM_PHASES = ("t_Hessian", "t_Assembly", "t_LinearSolve", "t_LineSearch", "t_InitializerSetUp",
-              "t_HierarchyBuild", "t_InitializerApply", "t_VCycle", "t_P2G", "t_G2P")
+              "t_HierarchyBuild", "t_GalerkinProduct", "t_InitializerApply", "t_VCycle", "t_P2G",
+              "t_G2P")
 MPM_SWEEP = Benchmark(
     "mpm", "MPM methods and the stiffness sweep (HOT's twisting bar, Fig. 20)",
     "where an implicit MPM step's time goes: PN-PCG, PN-PCG(MF), PN-MGPCG, LBFGS-H and HOT on "
     "configs/hot_twisting_bar_coarse.yaml (dx 0.015, 30720 particles), the middle box's E_mid "
     "1e5, 1e7, 1e9 Pa (the whole Fig. 20 sweep with --only E_mid=1e5,1e6,1e7,1e8,1e9,1e10), "
-    "the first 4 of 48 frames (8 steps), 1 and 2 ranks, 150 s per run at most; P2G and G2P "
-    "particles/s (bench/mpm_transfer_bench)",
+    "the first 4 of 48 frames (8 steps), 1 and 2 ranks, 150 s per run at most (also at dx "
+    "0.0075 and 0.005 with --only dx=0.015,0.0075,0.005; HOT with the coarsest level by "
+    "sparse Cholesky with --only method=hotx); P2G and G2P particles/s "
+    "(bench/mpm_transfer_bench)",
     scenes=[Scene(f"E{e}", "configs/hot_twisting_bar_coarse.yaml",
                   sets=(f"bodies.1.material.E={e}",), frame_rate=48, discretization="mpm",
-                  labels=(("E_mid", e),), optional=e not in ("1e5", "1e7", "1e9"))
+                  labels=(("E_mid", e),), optional=e not in ("1e5", "1e7", "1e9"),
+                  rungs=mpm_rungs(optional_above=0.015))
             for e in E_MIDS],
     methods=MPM_METHODS, ranks=(1, 2), frames=4, time_limit=150, write_frames=False,
     programs=(Program("transfer-dx0.015", "mpm_transfer_bench", ("--dx", "0.015", "--reps", "10"),
                       parser="mpm_transfer", labels=(("dx", 0.015),)),
               Program("transfer-dx0.0075", "mpm_transfer_bench", ("--dx", "0.0075", "--reps", "10"),
                       parser="mpm_transfer", labels=(("dx", 0.0075),))),
-    table=("E_mid", "method", "ranks", "steps", "s_per_step", "outer_per_step", "inner_per_step",
-           "init_per_step", "halvings", "max_rss_MB") + MPM_PHASES + (
+    table=("E_mid", "dx", "particles", "method", "ranks", "steps", "s_per_step",
+           "us_per_step_particle", "outer_per_step", "inner_per_step", "init_per_step",
+           "halvings", "max_rss_MB") + MPM_PHASES + (
            "p2g_particles_per_s", "g2p_particles_per_s", "stencil_particles_per_s",
            "load_before", "note"),
-    plots=("sweep",), replaces="scripts/bench-mpm.sh",
+    plots=("sweep", "sizes"), replaces="scripts/bench-mpm.sh",
     quick={"scenes": ("E1e5",), "frames": 1, "time_limit": 120})
 
 MPM_FULL = Benchmark(
@@ -178,13 +200,50 @@ FEM = Benchmark(
     replaces="scripts/bench-fem.sh", quick={"frames": 2})
 
 # ---------------------------------------------------------------------------- DOT (bench-dot.sh)
-def dot_method(all_subdomains, overlap=0, lag=0, optional=False):
-    name = f"dot-{all_subdomains}" + (f"-ov{overlap}" if overlap else "") + (f"-lag{lag}" if lag else "")
-    options = (("-dot_overlap", str(overlap)) if overlap else ()) + (
-        ("-dot_refactor_every", str(lag)) if lag else ())
-    return Method(name, ("solver.method=dot",), options, title=f"DOT, {all_subdomains} subdomains",
-                  labels=(("subdomains_in_all", all_subdomains),), optional=optional,
-                  rank_sets=lambda ranks: (f"dot.subdomains_per_rank={max(1, all_subdomains // ranks)}",))
+# A DOT variant's name says its options: dot (DOT's defaults: subdomains sized by
+# dot.subdomain_nodes, the coarse space, the refresh), then an optional K (K subdomains in
+# all, K / ranks per rank), then suffixes in any order.
+DOT_SUFFIXES = (
+    (r"n(\d+)", lambda v: ("-dot_subdomain_nodes", v)),
+    (r"ov(\d+)", lambda v: ("-dot_overlap", v)),
+    (r"lag(\d+)", lambda v: ("-dot_refactor_every", v)),
+    (r"k(\d+)", lambda v: ("-dot_krylov_its", v)),
+    (r"1lvl", lambda: ("-dot_coarse", "none")),
+    (r"avg", lambda: ("-dot_merge", "average")),
+    (r"norefresh", lambda: ("-dot_refresh_contacts", "0", "-dot_refresh_stall", "0",
+                            "-dot_refresh_at_cap", "0")),
+)
+
+
+def dot_variant(name, optional=False):
+    """The Method of a DOT variant name, dot[-K][-nN][-ovN][-lagN][-kN][-1lvl][-avg]
+    [-norefresh] (-dot_subdomain_nodes, -dot_overlap, -dot_refactor_every, -dot_krylov_its,
+    -dot_coarse none, -dot_merge average, no refresh of any kind), or None if name is not
+    one."""
+    parts = name.split("-")
+    if parts[0] != "dot":
+        return None
+    parts = parts[1:]
+    all_subdomains = int(parts.pop(0)) if parts and parts[0].isdigit() else None
+    options = ()
+    for part in parts:
+        for pattern, make in DOT_SUFFIXES:
+            m = re.fullmatch(pattern, part)
+            if m:
+                options += make(*m.groups())
+                break
+        else:
+            return None
+    labels = (("variant", "-".join(parts)),)
+    if all_subdomains is None:
+        return Method(name, ("solver.method=dot",), options, title="DOT" + (
+            f" ({' '.join(options)})" if options else ", its defaults"),
+            labels=labels, optional=optional)
+    k = all_subdomains
+    return Method(name, ("solver.method=dot",), options,
+                  title=f"DOT, {k} subdomains" + (f" ({' '.join(options)})" if options else ""),
+                  labels=(("subdomains_in_all", k),) + labels, optional=optional,
+                  rank_sets=lambda ranks: (f"dot.subdomains_per_rank={max(1, k // ranks)}",))
 
 
 def dot_skip(scene, rung, method, ranks):
@@ -194,18 +253,42 @@ def dot_skip(scene, rung, method, ranks):
     return None
 
 
+STIFF = ("bodies.0.material.E=1e7", "bodies.0.material.nu=0.45")
+FAST = (f"boundary_conditions.0.motion.0.rotate.angular_velocity={-PI!r}",
+        f"boundary_conditions.1.motion.0.rotate.angular_velocity={PI!r}")
+
+
+def dot_bar_scenes():
+    """The bars, each also stiff (E 1e7, nu 0.45), fast (the handles at -/+pi rad/s) and
+    both: twisted_bar (the default), bar17k (the DOT reference code's bar17K twist) and
+    bar84k, bar781k (TetGen -pq1.4a1e-4 and a1e-5 meshes of configs/meshes/bar_4x1x1.poly,
+    the FEM ladder's rungs, made and cached)."""
+    bases = (("twisted_bar", "configs/twisted_bar.yaml", None),
+             ("bar17k", "configs/dot_bar17k_twist.yaml", None),
+             ("bar84k", "configs/twisted_bar.yaml", bar_rungs()[1]),
+             ("bar781k", "configs/twisted_bar.yaml", bar_rungs()[2]))
+    scenes = []
+    for base, config, rung in bases:
+        for suffix, sets in (("", ()), ("_stiff", STIFF), ("_fast", FAST),
+                             ("_stiff_fast", STIFF + FAST)):
+            rungs = (dataclasses.replace(rung, quick=True),) if rung else (BASE_RUNG,)
+            scenes.append(Scene(base + suffix, config, sets=sets, rungs=rungs,
+                                optional=(base, suffix) != ("twisted_bar", "")))
+    return scenes
+
+
+DOT_BARS = dot_bar_scenes()
 DOT = Benchmark(
     "dot", "DOT against PN-PCG, PN-direct, LBFGS-H and LBFGS-PD",
     "DOT (Li et al. 2019) with 1, 2, 4, 8 subdomains in all against PN-PCG (Jacobi, GAMG), "
     "PN with a direct solve (MUMPS Cholesky: the DOT paper's baseline), LBFGS-H and LBFGS-PD "
-    "on configs/twisted_bar.yaml and configs/elephant_drop.yaml (also bar17k and bar17k_stiff "
-    "with --only scene=...; overlap and lagged-factor variants with --only method=...), the "
-    "first 12 frames, 1 and 2 ranks",
-    scenes=[Scene("twisted_bar", "configs/twisted_bar.yaml"),
-            Scene("elephant_drop", "configs/elephant_drop.yaml", fetch=("elephant.1.node",)),
-            Scene("bar17k", "configs/dot_bar17k_twist.yaml", optional=True),
-            Scene("bar17k_stiff", "configs/dot_bar17k_twist.yaml",
-                  sets=("bodies.0.material.E=1e7", "bodies.0.material.nu=0.45"), optional=True)],
+    "on configs/twisted_bar.yaml and configs/elephant_drop.yaml, the first 12 frames, 1 and "
+    "2 ranks; with --only scene=...: bar17k, bar84k, bar781k and each bar's _stiff, _fast and "
+    "_stiff_fast; with --only method=...: DOT's defaults (dot) and any variant "
+    "dot[-K][-nN][-ovN][-lagN][-kN][-1lvl][-avg][-norefresh]",
+    scenes=DOT_BARS[:1]
+    + [Scene("elephant_drop", "configs/elephant_drop.yaml", fetch=("elephant.1.node",))]
+    + DOT_BARS[1:],
     methods=[Method("pn-pcg", ("solver.method=newton",)),
              Method("pn-gamg", ("solver.method=newton",), ("-newton_pc_type", "gamg")),
              Method("pn-direct", ("solver.method=newton",),
@@ -213,15 +296,17 @@ DOT = Benchmark(
                      "-newton_pc_factor_mat_solver_type", "mumps")),
              Method("lbfgs-h", ("solver.method=lbfgs",)),
              Method("lbfgs-pd", ("solver.method=lbfgs", "solver.initializer=projective_dynamics"))]
-    + [dot_method(k) for k in (1, 2, 4, 8)]
-    + [dot_method(2, overlap=1, optional=True), dot_method(2, lag=4, optional=True),
-       dot_method(2, overlap=1, lag=4, optional=True), dot_method(4, overlap=1, optional=True),
-       dot_method(8, overlap=1, optional=True)],
+    + [dot_variant(f"dot-{k}") for k in (1, 2, 4, 8)]
+    + [dot_variant(name, optional=True) for name in (
+        "dot", "dot-2-ov1", "dot-2-lag4", "dot-2-ov1-lag4", "dot-4-ov1", "dot-8-ov1",
+        "dot-2-1lvl-avg-norefresh")],
+    method_factory=dot_variant,
     ranks=(1, 2), frames=12, write_frames=False, skip=dot_skip,
     table=("scene", "method", "ranks", "subdomains_in_all", "steps", "halvings", "s_per_step",
-           "outer_per_step", "inner_per_step", "t_Hessian", "t_SubdomainFactor",
-           "t_SubdomainSolve", "t_SubdomainMerge", "t_LineSearch", "t_LinearSolve",
-           "max_rss_MB", "load_before", "note"),
+           "outer_per_step", "inner_per_step", "refreshes_per_step", "t_Hessian",
+           "t_SubdomainFactor", "t_CoarseFactor", "t_SubdomainSolve", "t_SubdomainMerge",
+           "t_CoarseSolve", "t_LineSearch", "t_LinearSolve", "cpu_s", "max_rss_MB",
+           "load_before", "note"),
     plots=("dot_iterations",), replaces="scripts/bench-dot.sh",
     quick={"scenes": ("twisted_bar",), "frames": 2})
 
@@ -263,7 +348,7 @@ CONSTRAINT = Benchmark(
 CONTACT = Benchmark(
     "contact", "Self-contact detection's share of the step (two spheres)",
     "t_ContactDetection and t_ContactTree against the step time, contact evaluations and the "
-    "ones the line search's guard skipped (Gast et al. 2015, Sec. 5.3; issue 13's target: "
+    "ones the line search's guard skipped (Gast et al. 2015, Sec. 5.3; the target: "
     "detection under 20%) on configs/two_spheres.yaml (24 frames), 1 and 2 ranks, 3 repeats",
     scenes=[Scene("two_spheres", "configs/two_spheres.yaml")],
     ranks=(1, 2), repeats=3, metrics=("contact",), write_frames=False,
@@ -276,7 +361,7 @@ CONTACT_SQUEEZE = Benchmark(
     "configs/armadillo_squeeze.yaml at 1, 2, 4 and 8 steps per 1/24 s frame, 8 frames (the "
     "cubes touch the hands in frame 3), 1 and 2 ranks: s/frame, Newton iterations per step "
     "(mean, max), detection's share, tree rebuilds, and penetration (scripts/contact-report.py: "
-    "worst and mean over frames, % of the body's largest extent; issue 13's target: under 1%). "
+    "worst and mean over frames, % of the body's largest extent; the target: under 1%). "
     "The paper: 46, 58, 88, 117 s per frame single-threaded on its finer mesh",
     scenes=[Scene(f"spf{k}", "configs/armadillo_squeeze.yaml", sets=(f"time.dt={1 / (24 * k)!r}",),
                   frame_rate=24, labels=(("steps_per_frame", k),),

@@ -109,7 +109,14 @@ def parse_only(bench_list, items):
         if key not in allowed:
             raise perf.BadInput(f"--only {item}: no label {key!r} (labels: "
                                 f"{', '.join(sorted(allowed))})")
-        only.append((key, {v.strip() for v in values.split(",") if v.strip()}))
+        wanted = {v.strip() for v in values.split(",") if v.strip()}
+        if key == "method":
+            unknown = set.intersection(*(set(spec.unknown_methods(b, wanted)) for b in bench_list))
+            if unknown:
+                declared = sorted({m.name for b in bench_list for m in b.methods})
+                raise perf.BadInput(f"--only {item}: no method {', '.join(sorted(unknown))} "
+                                    f"(declared: {', '.join(declared)})")
+        only.append((key, wanted))
     return only
 
 

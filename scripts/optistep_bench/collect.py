@@ -8,7 +8,8 @@ folder (optistep_bench.runner):
   log.csv     PETSc's per-rank event log (-optistep_log_csv, ascii_csv), read with numpy:
               set-up, frame and checkpoint write times, and the MPI reductions and messages
               of the steps (the Main Stage less the Setup, Output and Checkpoint events)
-  mem.<rank>  peak resident memory of each rank, kB (GNU time's %M)
+  mem.<rank>  each rank's peak resident memory (kB), user and system CPU seconds (GNU
+              time's %M %U %S)
   run.txt     optistep's output (the run summary: nodes, tets, particles, partition)
   out/frames/*.h5  frames, read with h5py where a metric needs them
 
@@ -162,6 +163,10 @@ def collect_run(run_dir):
         row["inner_per_step"] = stats.mean("inner_iterations")
         row["init_per_step"] = stats.mean("initializer_applications")
         row["halvings"] = int(stats.get("halvings").sum())
+        if row["particles"]:
+            row["us_per_step_particle"] = 1e6 * row["s_per_step"] / row["particles"]
+        if "refreshes" in stats:
+            row["refreshes_per_step"] = stats.mean("refreshes")
         if not row["method"] or row["method"] == "scene":
             row["method"] = stats.method
         row["solver"] = stats.method
@@ -183,6 +188,9 @@ def collect_run(run_dir):
         row["rss_MB_per_rank"] = " ".join(f"{m:.0f}" for m in mem)
         if len(mem) > 1:
             row["rss_rank0_over_others"] = mem[0] / max(mem[1:])
+    cpu = perf.read_cpu_seconds(run_dir)
+    if cpu is not None:
+        row["cpu_s"] = cpu
     for name in meta.get("metrics", []):
         try:
             row.update(METRICS[name](run_dir, stats, row))

@@ -67,7 +67,7 @@ def _group(rows, x_col, y_col, by=("method", "ranks")):
         if x is None or y is None or not r.get("steps"):
             continue
         label = ", ".join(f"{r[k]} rank{'s' if int(r[k]) > 1 else ''}" if k == "ranks" else str(r[k])
-                          for k in by)
+                          for k in by if r.get(k, "") != "")
         series.setdefault(label, []).append((x, y))
         styles[label] = (RANK_STYLE.get(int(r.get("ranks", 1)), "-"),
                          f"C{firsts.index(str(r[by[0]])) % 10}")
@@ -110,7 +110,9 @@ def plot_sweep(rows, out_dir, bench):
     for k, (col, title) in enumerate((("outer_per_step", "outer iterations per step"),
                                       ("inner_per_step", "inner (CG) iterations per step"),
                                       ("s_per_step", "seconds per step (timing)"))):
-        series, styles = _group(rows, "E_mid", col)
+        # One line per grid spacing too when the sweep ran several (DXS).
+        by = ("method", "ranks") + (("dx",) if len({r.get("dx") for r in rows}) > 1 else ())
+        series, styles = _group(rows, "E_mid", col, by=by)
         for label, pts in sorted(series.items()):
             pts.sort()
             axes[k].plot([p[0] for p in pts], [p[1] for p in pts], linestyle=styles[label][0],
@@ -131,7 +133,8 @@ def plot_sweep(rows, out_dir, bench):
 def plot_dot_iterations(rows, out_dir, bench):
     """DOT: L-BFGS iterations per step against subdomains in all."""
     dot = [r for r in rows if perf.number(r.get("subdomains_in_all")) is not None]
-    series, styles = _group(dot, "subdomains_in_all", "outer_per_step", by=("scene", "ranks"))
+    series, styles = _group(dot, "subdomains_in_all", "outer_per_step",
+                            by=("scene", "ranks", "variant"))
     return [line_figure(series, os.path.join(out_dir, "dot_iterations.png"),
                         "DOT: iterations against subdomain count", "subdomains in all",
                         "L-BFGS iterations per step", logx=True, styles=styles)]
@@ -186,7 +189,14 @@ def plot_cloth_energy(rows, out_dir, bench):
     return [perf.save(fig, out)]
 
 
-PLOTS = {"ladder": plot_ladder, "sweep": plot_sweep, "dot_iterations": plot_dot_iterations,
+def plot_sizes(rows, out_dir, bench):
+    """plot_ladder for the scenes that ran at more than one size (a sweep's optional rungs)."""
+    sized = {r["scene"] for r in rows if len({x.get("size") for x in rows
+                                              if x["scene"] == r["scene"]}) > 1}
+    return plot_ladder([r for r in rows if r["scene"] in sized], out_dir, bench)
+
+
+PLOTS = {"ladder": plot_ladder, "sizes": plot_sizes, "sweep": plot_sweep, "dot_iterations": plot_dot_iterations,
          "chain": plot_chain, "cloth_energy": plot_cloth_energy}
 
 

@@ -2,15 +2,15 @@
 
 Each optistep run is
 
-  mpiexec -n R --bind-to none [--oversubscribe] sh -c 'exec /usr/bin/time -f %M -o
+  mpiexec -n R --bind-to none [--oversubscribe] sh -c 'exec /usr/bin/time -f "%M %U %S" -o
       RUN/mem.<rank> "$@"' RUN optistep run SCENE --set ... --quiet
       --set output.directory=RUN/out -optistep_log_csv RUN/log.csv
       -log_view :RUN/log_view.txt [PETSc options]
 
 with OPENBLAS_NUM_THREADS=1 and OMP_NUM_THREADS=1 unless the caller's environment sets
 them (one BLAS thread per rank), --oversubscribe when R exceeds the cores. Into RUN/ go
-run.txt (optistep's output), mem.<rank> (peak resident kB), log.csv, log_view.txt, out/
-(stats.csv, frames) and meta.json: the labels, the command, the exit status, the wall time
+run.txt (optistep's output), mem.<rank> (peak resident kB, user and system CPU s),
+log.csv, log_view.txt, out/ (stats.csv, frames) and meta.json: the labels, the command, the exit status, the wall time
 and the 1-minute load average before and after. A run past its time limit gets SIGTERM
 (optistep checkpoints and stops), then SIGKILL; the steps it finished are kept.
 """
@@ -29,7 +29,7 @@ from . import meshes, paths, spec
 sys.path.insert(0, paths.SCRIPTS)
 import optistep_perf as perf  # noqa: E402
 
-MEM_WRAPPER = ('exec /usr/bin/time -f %M -o "$0/mem.${OMPI_COMM_WORLD_RANK:-'
+MEM_WRAPPER = ('exec /usr/bin/time -f "%M %U %S" -o "$0/mem.${OMPI_COMM_WORLD_RANK:-'
                '${PMIX_RANK:-${SLURM_PROCID:-0}}}" "$@"')
 THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")
 

@@ -34,6 +34,8 @@ class Rung:
     body: int = 0
     size: int = 0       # approximate tets or particles (labels, estimates)
     quick: bool = True  # part of --quick
+    labels: tuple = ()  # (("dx", "0.0075"),): CSV columns
+    optional: bool = False  # run only when --only rung=<name> (or one of its labels) asks
 
     def all_sets(self, mesh_path=None):
         sets = list(self.sets)
@@ -123,6 +125,8 @@ class Benchmark:
     write_frames: bool = True        # False: output.every large (runs that time steps only)
     checkpoint_every_steps: int = 0  # > 0: checkpoints written (their time is measured)
     part_of: str = ""                # suite name (several benchmarks under one command)
+    method_factory: Optional[Callable] = None  # name -> Method or None: the methods a
+    #                                            --only method=NAME may name beyond those declared
 
 
 @dataclass
@@ -169,9 +173,11 @@ def expand(bench, ranks=None, quick=False, frames=None, only=(), repeats=None, t
               and (not s.optional or named("scene", s))]
     methods = [m for m in bench.methods if (not q.get("methods") or m.name in q["methods"])
                and (not m.optional or named("method", m))]
+    methods += made_methods(bench, asked.get("method", ()))
     runs = []
     for scene in scenes:
-        rungs = [r for r in scene.rungs if r.quick or not quick]
+        rungs = [r for r in scene.rungs if (r.quick or not quick)
+                 and (not r.optional or named("rung", r))]
         for rung in rungs:
             for method in methods:
                 for r in rank_list:
@@ -183,11 +189,32 @@ def expand(bench, ranks=None, quick=False, frames=None, only=(), repeats=None, t
     return runs
 
 
+def made_methods(bench, names):
+    """The methods bench.method_factory makes for the names a filter asks for that no
+    declared method has (sorted by name; names it does not know are left out)."""
+    declared = {m.name for m in bench.methods}
+    made = []
+    for name in sorted(set(names) - declared):
+        method = bench.method_factory(name) if bench.method_factory else None
+        if method is not None:
+            made.append(method)
+    return made
+
+
+def unknown_methods(bench, names):
+    """The names in names that are neither declared methods of bench nor made by its
+    method_factory."""
+    known = {m.name for m in bench.methods} | {m.name for m in made_methods(bench, names)}
+    return sorted(set(names) - known)
+
+
 def label_names(bench):
     """The labels a run of bench carries (what --only can select on)."""
     names = ["scene", "rung", "method", "ranks", "repeat"]
     for s in bench.scenes:
         names += [k for k, _ in s.labels if k not in names]
+        for r in s.rungs:
+            names += [k for k, _ in r.labels if k not in names]
     for m in bench.methods:
         names += [k for k, _ in m.labels if k not in names]
     return names
@@ -211,6 +238,7 @@ def _resolve(bench, scene, rung, method, ranks, repeat, q, frames, repeats, time
     labels = {"benchmark": bench.name, "scene": scene.name, "rung": rung.name,
               "method": method.name, "ranks": ranks, "repeat": repeat + 1}
     labels.update(dict(scene.labels))
+    labels.update(dict(rung.labels))
     labels.update(dict(method.labels))
     if rung.size:
         labels["nominal_size"] = rung.size

@@ -75,7 +75,7 @@ def test_the_full_ladders_would_run():
     assert len(runs) == 3 * 4 * 5 * 2
     for ln in runs:
         assert ln.startswith("OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 ")
-        assert "/usr/bin/time -f %M" in ln and "-optistep_log_csv" in ln
+        assert '/usr/bin/time -f "%M %U %S"' in ln and "-optistep_log_csv" in ln
     assert sum("solver.method=newton_mg" in ln for ln in runs) == 24
     assert sum("-newton_pc_type gamg" in ln for ln in runs) == 24
     assert sum("time.frames=12" in ln for ln in runs) == 40  # the elephant, through its impact
@@ -101,6 +101,79 @@ def test_dot_subdomains_split_over_the_ranks():
     asked = spec.expand(benchmarks.DOT, only=[("method", {"dot-2-ov1"})])
     assert {r.method.name for r in asked} == {"dot-2-ov1"}
     assert all(r.options == ["-dot_overlap", "1"] for r in asked)
+
+
+def test_dot_variants_take_their_options_from_their_names():
+    """DOT's variant names (as scripts/bench-dot.sh took them): dot[-K] and the suffixes in
+    any order, each one PETSc option; a name with an unknown suffix is no method."""
+    made = benchmarks.dot_variant("dot-n2000-ov1-lag3-k5-1lvl-avg-norefresh")
+    assert made.options == ("-dot_subdomain_nodes", "2000", "-dot_overlap", "1",
+                            "-dot_refactor_every", "3", "-dot_krylov_its", "5", "-dot_coarse",
+                            "none", "-dot_merge", "average", "-dot_refresh_contacts", "0",
+                            "-dot_refresh_stall", "0", "-dot_refresh_at_cap", "0")
+    assert made.rank_sets is None and "subdomains_in_all" not in dict(made.labels)
+    assert benchmarks.dot_variant("dot").options == ()
+    assert benchmarks.dot_variant("dot-6-avg").rank_sets(2) == ("dot.subdomains_per_rank=3",)
+    assert benchmarks.dot_variant("dot-4-zz") is None and benchmarks.dot_variant("pn-pcg") is None
+    runs = spec.expand(benchmarks.DOT, only=[("method", {"dot-6-k5", "dot"}),
+                                             ("scene", {"bar84k_stiff_fast"})])
+    by = {(r.method.name, r.ranks): r for r in runs}
+    assert set(by) == {("dot", 1), ("dot", 2), ("dot-6-k5", 1), ("dot-6-k5", 2)}
+    assert by[("dot-6-k5", 2)].options == ["-dot_krylov_its", "5"]
+    assert "dot.subdomains_per_rank=3" in by[("dot-6-k5", 2)].sets
+    sets = by[("dot", 2)].sets
+    assert {"bodies.0.material.E=1e7", "bodies.0.material.nu=0.45",
+            f"boundary_conditions.1.motion.0.rotate.angular_velocity={benchmarks.PI!r}"} <= set(sets)
+    assert by[("dot", 2)].mesh.switches == "-pq1.4a1e-4"  # the FEM ladder's 84k rung
+    assert {s.name for s in benchmarks.DOT.scenes if not s.optional} == {
+        "twisted_bar", "elephant_drop"}
+    # the wrapper maps the old variables onto these names
+    env = dict(ENV, SCENES="bar781k_fast", METHODS="dot dot-2-norefresh", RANKS="2",
+               MESH_DIR="/nonexistent/meshes")
+    res = subprocess.run([os.path.join(SCRIPTS, "bench-dot.sh"), "--dry-run"], env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    lines = [ln for ln in res.stdout.splitlines() if "optistep run" in ln]
+    assert len(lines) == 2 and all("bar781k_fast-781k-dot" in ln for ln in lines)
+    assert "/nonexistent/meshes/bar_4x1x1-pq1.4a1e-5" in res.stdout
+    assert sum("-dot_refresh_at_cap 0" in ln for ln in lines) == 1
+    bad = subprocess.run([sys.executable, os.path.join(SCRIPTS, "bench"), "dot", "--dry-run",
+                          "--only", "method=dot-2-zzz"], env=ENV, capture_output=True, text=True)
+    assert bad.returncode == 1 and bad.stderr.count("\n") == 1 and "dot-2-zzz" in bad.stderr
+
+
+def test_mpm_sweep_exact_coarse_hot_and_grid_spacings():
+    """bench-mpm.sh's hotx (HOT with the coarsest level by redundant sparse Cholesky) and DXS
+    (the sweep at finer grids): both run only when named."""
+    default = spec.expand(benchmarks.MPM_SWEEP)
+    assert {r.method.name for r in default} == {"newton", "newton-mf", "newton-mg", "lbfgs", "hot"}
+    assert {r.labels["dx"] for r in default} == {"0.015"}
+    runs = spec.expand(benchmarks.MPM_SWEEP, only=[("method", {"hotx"}), ("E_mid", {"1e7"}),
+                                                   ("dx", {"0.015", "0.005"}), ("ranks", {"2"})])
+    assert [(r.labels["dx"], r.rung.size) for r in runs] == [("0.015", 30720), ("0.005", 829440)]
+    assert runs[1].options == ["-hot_mg_coarse_ksp_type", "preonly", "-hot_mg_coarse_pc_type",
+                               "redundant", "-hot_mg_coarse_redundant_pc_type", "cholesky"]
+    assert "mpm.dx=0.005" in runs[1].sets and "solver.method=hot" in runs[1].sets
+    assert "t_GalerkinProduct" in benchmarks.MPM_SWEEP.table
+    env = dict(ENV, VARIANTS="hotx pn", DXS="0.015 0.0075", E_MIDS="1e5", RANKS="1")
+    res = subprocess.run([os.path.join(SCRIPTS, "bench-mpm.sh"), "--dry-run"], env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    lines = [ln for ln in res.stdout.splitlines() if "optistep run" in ln]
+    assert len(lines) == 4 and sum("mpm.dx=0.0075" in ln for ln in lines) == 2
+    assert sum("-hot_mg_coarse_pc_type redundant" in ln for ln in lines) == 2
+
+
+def test_cpu_seconds_are_gnu_times_user_and_system(tmp_path):
+    """mem.<rank>: GNU time's "%M %U %S" (a killed rank's file starts with the signal's line);
+    the old %M-only files still give the memory and no CPU figure."""
+    (tmp_path / "mem.0").write_text("Command terminated by signal 15\n20480 1.50 0.25\n")
+    (tmp_path / "mem.1").write_text("10240 2.00 0.50\n")
+    assert perf.read_memory(str(tmp_path)) == [20.0, 10.0]
+    assert perf.read_cpu_seconds(str(tmp_path)) == pytest.approx(4.25)
+    (tmp_path / "mem.1").write_text("10240\n")
+    assert perf.read_memory(str(tmp_path)) == [20.0, 10.0]
+    assert perf.read_cpu_seconds(str(tmp_path)) is None
 
 
 def test_optional_scenes_run_when_a_filter_names_them():
@@ -147,6 +220,8 @@ def test_smoke_rows_are_what_optistep_and_petsc_wrote(smoke):
         assert len(r["rss_MB_per_rank"].split()) == int(r["ranks"])
         assert float(r["max_rss_MB"]) == pytest.approx(
             max(perf.read_memory(run_dir)), rel=1e-3)
+        assert float(r["cpu_s"]) == pytest.approx(perf.read_cpu_seconds(run_dir), rel=1e-5)
+        assert float(r["cpu_s"]) > 0
         # set-up, frames and checkpoints from PETSc's log, max over ranks
         log = perf.read_log_csv(os.path.join(run_dir, "log.csv"))
         ev = log[perf.MAIN_STAGE]
