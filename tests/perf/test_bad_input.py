@@ -189,7 +189,13 @@ def test_bench_refuses_an_unknown_label():
 
 
 def test_bench_refuses_a_selection_without_runs():
-    refused(tool("bench", "fem-ladder", "--only", "method=nonesuch", "--dry-run"), "no run left")
+    refused(tool("bench", "fem-ladder", "--only", "scene=nonesuch", "--dry-run"), "no run left")
+
+
+def test_bench_refuses_a_method_it_does_not_declare():
+    refused(tool("bench", "fem-ladder", "--only", "method=nonesuch", "--dry-run"),
+            "no method nonesuch", "declared: dot")
+    refused(tool("bench", "dot", "--only", "method=dot-2-ovx", "--dry-run"), "dot-2-ovx")
 
 
 def test_bench_refuses_out_below_a_file(tmp_path):
