@@ -1,6 +1,7 @@
 #include "solvers/LbfgsMinimizer.hpp"
 
 #include <cmath>
+#include <cstdint>
 
 #include "core/Error.hpp"
 
@@ -9,6 +10,17 @@ namespace optistep {
 namespace {
 
 const char* const kInitialSteps[] = {"unit", "lagged_hessian"};
+
+/// DOT's stall trigger: the CN residual not halved in 5 iterations (ours; measured, see
+/// docs/pending/dot.md).
+constexpr double kDotRefreshStall = 0.5;
+
+/// Collective: whether the contact keys differ on some rank.
+bool DifferOnSomeRank(MPI_Comm comm, const std::vector<std::int64_t>& a, const std::vector<std::int64_t>& b) {
+  int differ = a != b ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &differ, 1, MPI_INT, MPI_MAX, comm);
+  return differ != 0;
+}
 
 }  // namespace
 
@@ -24,8 +36,12 @@ LbfgsMethod LbfgsMethod::Hot(const SolverConfig& config) {
 }
 
 LbfgsMethod LbfgsMethod::Dot() {
-  return {"dot",           "dot_",           "DOT: L-BFGS with subdomain back-solves (Li et al. 2019)",
-          "subdomains",    TAOLINESEARCHARMIJO, "lagged_hessian"};
+  LbfgsMethod dot{"dot",        "dot_",           "DOT: L-BFGS with subdomain back-solves (Li et al. 2019)",
+                  "subdomains", TAOLINESEARCHARMIJO, "lagged_hessian"};
+  dot.refresh_contacts = true;
+  dot.refresh_stall = kDotRefreshStall;
+  dot.refresh_at_cap = true;
+  return dot;
 }
 
 LbfgsMinimizer::LbfgsMinimizer(MPI_Comm comm, const SolverConfig& config,
@@ -36,7 +52,10 @@ LbfgsMinimizer::LbfgsMinimizer(MPI_Comm comm, const SolverConfig& config,
       type_(method.type),
       window_(config.window),
       initializer_type_(method.initializer),
-      initial_step_(method.initial_step) {}
+      initial_step_(method.initial_step),
+      refresh_contacts_(method.refresh_contacts ? PETSC_TRUE : PETSC_FALSE),
+      refresh_stall_(method.refresh_stall),
+      refresh_at_cap_(method.refresh_at_cap ? PETSC_TRUE : PETSC_FALSE) {}
 
 LbfgsMinimizer::~LbfgsMinimizer() {
   ClearHistory();
@@ -71,6 +90,30 @@ PetscErrorCode LbfgsMinimizer::AddOptions(PetscOptionItems* PetscOptionsObject) 
                               "or lagged_hessian (clamp(-d^T g / d^T H d, 0.1, 1), DOT's code; dot)",
                               "", kInitialSteps, 2, kInitialSteps[initial_step], &initial_step, nullptr));
   initial_step_ = kInitialSteps[initial_step];
+  PetscCall(PetscOptionsBool("-refresh_contacts", "Refresh H0^-1 (the Hessian at the current iterate, "
+                             "set up again, history cleared) when the penalty contacts differ from "
+                             "those where it was set up (ours; dot: on)",
+                             "", refresh_contacts_, &refresh_contacts_, nullptr));
+  PetscCall(PetscOptionsReal("-refresh_stall", "Refresh H0^-1 when the CN residual (|g| with the absolute "
+                             "termination) is above this times its value refresh_stall_window iterations "
+                             "before; 0: off (ours; dot: 0.5)",
+                             "", refresh_stall_, &refresh_stall_, nullptr));
+  PetscInt stall_window = refresh_stall_window_;
+  PetscCall(PetscOptionsInt("-refresh_stall_window", "Iterations over which refresh_stall measures the "
+                            "residual's fall",
+                            "", stall_window, &stall_window, nullptr));
+  PetscCall(PetscOptionsBool("-refresh_at_cap", "At the iteration cap, refresh H0^-1 and allow max_it more "
+                             "iterations once before the step fails (ours; dot: on)",
+                             "", refresh_at_cap_, &refresh_at_cap_, nullptr));
+  PetscInt most = refresh_max_;
+  PetscCall(PetscOptionsInt("-refresh_max", "Refreshes per solve at most", "", most, &most, nullptr));
+  if (!(refresh_stall_ >= 0.0 && refresh_stall_ < 1.0))
+    throw InputError("-refresh_stall " + std::to_string(refresh_stall_) + ": expected a number in [0, 1)");
+  if (stall_window < 1)
+    throw InputError("-refresh_stall_window " + std::to_string(stall_window) + ": expected an integer >= 1");
+  if (most < 0) throw InputError("-refresh_max " + std::to_string(most) + ": expected an integer >= 0");
+  refresh_stall_window_ = static_cast<int>(stall_window);
+  refresh_max_ = static_cast<int>(most);
   return 0;
 }
 
@@ -82,6 +125,11 @@ void LbfgsMinimizer::SetUpObjects() {
 void LbfgsMinimizer::ViewMethod(PetscViewer viewer) const {
   OPTISTEP_PETSC(PetscViewerASCIIPrintf(viewer, "window m %d, pairs with s^T y <= 0 skipped, initial step %s\n",
                                         window_, initial_step_.c_str()));
+  OPTISTEP_PETSC(PetscViewerASCIIPrintf(viewer,
+                                        "refresh of H0^-1: contacts %s, stall %g over %d iterations, at "
+                                        "the cap %s, at most %d per solve\n",
+                                        refresh_contacts_ ? "on" : "off", refresh_stall_, refresh_stall_window_,
+                                        refresh_at_cap_ ? "on" : "off", refresh_max_));
   initializer_->View(viewer);
 }
 
@@ -100,6 +148,30 @@ double LbfgsMinimizer::InitialStep(Vec d, double gd) {
   OPTISTEP_PETSC(VecDot(d, Hd_, &dHd));
   const double alpha = dHd > 0.0 ? -gd / dHd : 1.0;
   return std::max(0.1, std::min(1.0, alpha));
+}
+
+std::vector<std::string> LbfgsMinimizer::StatsColumns() const {
+  if (!Refreshing()) return {};
+  return {"refreshes"};
+}
+
+std::vector<double> LbfgsMinimizer::StatsValues() const {
+  if (!Refreshing()) return {};
+  return {static_cast<double>(last_refreshes_)};
+}
+
+void LbfgsMinimizer::SaveState(CheckpointWriter& out) { initializer_->SaveState(out); }
+
+void LbfgsMinimizer::LoadState(const CheckpointReader& in, bool same_ranks) { initializer_->LoadState(in, same_ranks); }
+
+void LbfgsMinimizer::Refresh(IncrementalPotential& potential, Vec u, const char* why, SolveReport* report) {
+  {
+    ScopedPhase timed(kInitializerSetUpPhase);
+    initializer_->Refresh(potential, u);
+  }
+  ClearHistory();
+  ++report->refreshes;
+  Monitor("  %s refresh of H0^-1 after %d iterations (%s)\n", type_.c_str(), report->iterations, why);
 }
 
 void LbfgsMinimizer::Direction(Vec g, Vec d, int* inner) {
@@ -143,12 +215,37 @@ SolveReport LbfgsMinimizer::Minimize(IncrementalPotential& potential, Vec u) {
     ScopedPhase timed(kInitializerSetUpPhase);
     initializer_->SetUp(potential, u);
   }
+  iteration_cap_extension_ = 0;
+  // Refresh (header comment): the contacts where H0^-1 was set up; with factors lagged
+  // across steps, those at the lagged point, compared with the step's start's now.
+  std::vector<std::int64_t> contacts;
+  if (refresh_contacts_) {
+    contacts = potential.PenaltyContacts(u);
+    const Vec lagged = initializer_->LaggedPoint();
+    if (lagged && refresh_max_ > 0 && DifferOnSomeRank(comm_, potential.PenaltyContacts(lagged), contacts)) {
+      contacts = potential.PenaltyContacts(u);  // self-contact: detection at u again
+      Refresh(potential, u, "contacts since the lagged factorization", &report);
+    }
+  }
 
   double energy = 0.0;  // constraint collisions (Gast Sec. 3.2): the projected start's E, g
   if (!potential.ProjectIterate(u, g, &energy)) energy = potential.EnergyAndGradient(u, g);
   Residual residual = termination_.Measure(u, g);
+  // The stall measure at every iterate since the last set-up.
+  const auto progress_of = [&](const Residual& r) {
+    return termination_.characteristic_norm() ? r.cn : r.gradient_norm;
+  };
+  std::vector<double> progress = {progress_of(residual)};
 
   for (;;) {
+    if (refresh_at_cap_ && iteration_cap_extension_ == 0 && report.iterations >= max_iterations_ &&
+        report.refreshes < refresh_max_ && !termination_.Converged(report.iterations, residual) &&
+        std::isfinite(energy) && std::isfinite(residual.gradient_norm)) {
+      Refresh(potential, u, "iteration cap", &report);
+      iteration_cap_extension_ = max_iterations_;
+      if (refresh_contacts_) contacts = potential.PenaltyContacts(u);
+      progress.assign(1, progress_of(residual));
+    }
     if (Stop(&report, energy, residual)) break;
 
     Direction(g, d, &report.linear_iterations);
@@ -207,7 +304,25 @@ SolveReport LbfgsMinimizer::Minimize(IncrementalPotential& potential, Vec u) {
     Monitor("  %s %3d  E %.10e  |g| %.3e  cn %.3e  rigid %.3e  pairs %d  alpha %.3g\n", type_.c_str(),
             report.iterations, energy, residual.gradient_norm, residual.cn, residual.rigid,
             static_cast<int>(s_.size()), searched.step);
+    if (report.refreshes >= refresh_max_ || termination_.Converged(report.iterations, residual)) continue;
+    progress.push_back(progress_of(residual));
+    const char* why = nullptr;
+    std::vector<std::int64_t> now;
+    if (refresh_contacts_) {
+      now = potential.PenaltyContacts(u);
+      if (DifferOnSomeRank(comm_, now, contacts)) why = "contacts changed";
+    }
+    const std::size_t w = static_cast<std::size_t>(refresh_stall_window_);
+    if (!why && refresh_stall_ > 0.0 && progress.size() > w &&
+        progress.back() > refresh_stall_ * progress[progress.size() - 1 - w])
+      why = "stalled";
+    if (why) {
+      Refresh(potential, u, why, &report);
+      contacts.swap(now);
+      progress.assign(1, progress.back());
+    }
   }
+  last_refreshes_ = report.refreshes;
 
   ClearHistory();
   VecDestroy(&g);

@@ -31,6 +31,22 @@
 // Hessian, as DOT's code does (Optimizer::initStepSize with ALPHAINIT, then halving on E),
 // options prefix "dot_"). DOT's code accepts any decrease of E (Optimizer::lineSearch,
 // armijoParam 0); PETSc's armijo asks for 1e-4 alpha g^T d of it (-dot_tao_ls_armijo_sigma).
+//
+// Refresh (ours; every method, options under its prefix): within a step, H0^-1 is set up
+// again at the current iterate (InverseHessianInitializer::Refresh: the Hessian there; DOT
+// refactors its subdomains) and the history cleared, then the solve goes on, when
+//  - -<prefix>refresh_contacts: the penalty contacts (IncrementalPotential::PenaltyContacts)
+//    differ from those where H0^-1 was set up (with factors lagged across steps, those at
+//    the lagged point are compared at the step's start); a contact that begins within the
+//    step is otherwise missing from the lagged Hessian (the cubic penalty's Hessian is 0 at
+//    phi = 0), which no window of pairs learns;
+//  - -<prefix>refresh_stall r (0: off): the stall measure (the CN residual, or |g| with the
+//    absolute termination) after an iteration is above r times its value
+//    -<prefix>refresh_stall_window iterations before (counted from the last set-up);
+//  - -<prefix>refresh_at_cap: the iteration cap is reached; the solve then gets another
+//    -<prefix>max_it iterations (once) before it fails and the step is halved;
+// at most -<prefix>refresh_max times per solve. Off for lbfgs and hot by default, on for
+// dot; stats.csv then has a column `refreshes` (per accepted step).
 #include <memory>
 #include <string>
 #include <vector>
@@ -57,6 +73,11 @@ struct LbfgsMethod {
   static LbfgsMethod Hot(const SolverConfig& config);
   /// DOT (Li et al. 2019): subdomain back-solves, armijo from the lagged-Hessian step.
   static LbfgsMethod Dot();
+
+  /// Refresh defaults (-<prefix>refresh_*; see the header comment): off unless set here.
+  bool refresh_contacts = false;
+  double refresh_stall = 0.0;
+  bool refresh_at_cap = false;
 };
 
 class LbfgsMinimizer : public Minimizer {
@@ -72,6 +93,11 @@ class LbfgsMinimizer : public Minimizer {
   /// The initializer, for tests and diagnostics (after SetUp).
   InverseHessianInitializer& initializer() { return *initializer_; }
   SolveReport Minimize(IncrementalPotential& potential, Vec u) override;
+  /// "refreshes" when a refresh trigger is on.
+  std::vector<std::string> StatsColumns() const override;
+  std::vector<double> StatsValues() const override;
+  void SaveState(CheckpointWriter& out) override;
+  void LoadState(const CheckpointReader& in, bool same_ranks) override;
 
  private:
   PetscErrorCode AddOptions(PetscOptionItems* PetscOptionsObject) override;
@@ -84,6 +110,10 @@ class LbfgsMinimizer : public Minimizer {
   /// (initial_step_; gd = g^T d < 0).
   double InitialStep(Vec d, double gd);
   void ClearHistory();
+  /// Collective: H0^-1 set up again at u within the solve (why: for -<prefix>monitor);
+  /// clears the history.
+  void Refresh(IncrementalPotential& potential, Vec u, const char* why, SolveReport* report);
+  bool Refreshing() const { return refresh_contacts_ || refresh_stall_ > 0.0 || refresh_at_cap_; }
 
   SolverConfig config_;
   MinimizerDefaults defaults_;
@@ -92,6 +122,12 @@ class LbfgsMinimizer : public Minimizer {
   std::string initializer_type_;
   std::string initial_step_;
   std::unique_ptr<InverseHessianInitializer> initializer_;
+  PetscBool refresh_contacts_ = PETSC_FALSE;  ///< -<prefix>refresh_contacts
+  double refresh_stall_ = 0.0;                ///< -<prefix>refresh_stall (0: off)
+  int refresh_stall_window_ = 5;              ///< -<prefix>refresh_stall_window
+  PetscBool refresh_at_cap_ = PETSC_FALSE;    ///< -<prefix>refresh_at_cap
+  int refresh_max_ = 4;                       ///< -<prefix>refresh_max
+  int last_refreshes_ = 0;                    ///< refreshes of the last solve
   std::vector<Vec> s_, y_;    ///< the pairs, oldest first
   std::vector<double> rho_;   ///< 1 / (y^T s) per pair
   Vec q_ = nullptr;           ///< recursion work vector
