@@ -1,7 +1,9 @@
 #include "solvers/LbfgsMinimizer.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <iterator>
 
 #include "core/Error.hpp"
 
@@ -11,15 +13,21 @@ namespace {
 
 const char* const kInitialSteps[] = {"unit", "lagged_hessian"};
 
-/// DOT's stall trigger: the CN residual not halved in 5 iterations (ours; measured, see
-/// docs/pending/dot.md).
+/// DOT's refresh triggers (ours; measured on the elephant drop's impact steps, see
+/// docs/pending/dot.md): the CN residual not halved in 5 iterations; half of the contacts
+/// new or gone.
 constexpr double kDotRefreshStall = 0.5;
+constexpr double kDotRefreshContactsFraction = 0.5;
 
-/// Collective: whether the contact keys differ on some rank.
-bool DifferOnSomeRank(MPI_Comm comm, const std::vector<std::int64_t>& a, const std::vector<std::int64_t>& b) {
-  int differ = a != b ? 1 : 0;
-  MPI_Allreduce(MPI_IN_PLACE, &differ, 1, MPI_INT, MPI_MAX, comm);
-  return differ != 0;
+/// Collective: whether the contacts `now` differ from those `before` by more than
+/// `fraction` of now's (over all ranks): the keys in one set and not the other, counted.
+bool ContactsChanged(MPI_Comm comm, const std::vector<std::int64_t>& now, const std::vector<std::int64_t>& before,
+                     double fraction) {
+  std::vector<std::int64_t> changed;
+  std::set_symmetric_difference(now.begin(), now.end(), before.begin(), before.end(), std::back_inserter(changed));
+  long long counts[2] = {static_cast<long long>(changed.size()), static_cast<long long>(now.size())};
+  MPI_Allreduce(MPI_IN_PLACE, counts, 2, MPI_LONG_LONG, MPI_SUM, comm);
+  return counts[0] > 0 && static_cast<double>(counts[0]) > fraction * static_cast<double>(counts[1]);
 }
 
 }  // namespace
@@ -39,6 +47,7 @@ LbfgsMethod LbfgsMethod::Dot() {
   LbfgsMethod dot{"dot",        "dot_",           "DOT: L-BFGS with subdomain back-solves (Li et al. 2019)",
                   "subdomains", TAOLINESEARCHARMIJO, "lagged_hessian"};
   dot.refresh_contacts = true;
+  dot.refresh_contacts_fraction = kDotRefreshContactsFraction;
   dot.refresh_stall = kDotRefreshStall;
   dot.refresh_at_cap = true;
   return dot;
@@ -54,6 +63,7 @@ LbfgsMinimizer::LbfgsMinimizer(MPI_Comm comm, const SolverConfig& config,
       initializer_type_(method.initializer),
       initial_step_(method.initial_step),
       refresh_contacts_(method.refresh_contacts ? PETSC_TRUE : PETSC_FALSE),
+      refresh_contacts_fraction_(method.refresh_contacts_fraction),
       refresh_stall_(method.refresh_stall),
       refresh_at_cap_(method.refresh_at_cap ? PETSC_TRUE : PETSC_FALSE) {}
 
@@ -94,6 +104,10 @@ PetscErrorCode LbfgsMinimizer::AddOptions(PetscOptionItems* PetscOptionsObject) 
                              "set up again, history cleared) when the penalty contacts differ from "
                              "those where it was set up (ours; dot: on)",
                              "", refresh_contacts_, &refresh_contacts_, nullptr));
+  PetscCall(PetscOptionsReal("-refresh_contacts_fraction", "With refresh_contacts: refresh when the contacts "
+                             "that began or ended since the set-up are more than this fraction of the "
+                             "current ones (0: any change; dot: 0.5)",
+                             "", refresh_contacts_fraction_, &refresh_contacts_fraction_, nullptr));
   PetscCall(PetscOptionsReal("-refresh_stall", "Refresh H0^-1 when the CN residual (|g| with the absolute "
                              "termination) is above this times its value refresh_stall_window iterations "
                              "before; 0: off (ours; dot: 0.5)",
@@ -106,9 +120,13 @@ PetscErrorCode LbfgsMinimizer::AddOptions(PetscOptionItems* PetscOptionsObject) 
                              "iterations once before the step fails (ours; dot: on)",
                              "", refresh_at_cap_, &refresh_at_cap_, nullptr));
   PetscInt most = refresh_max_;
-  PetscCall(PetscOptionsInt("-refresh_max", "Refreshes per solve at most", "", most, &most, nullptr));
+  PetscCall(PetscOptionsInt("-refresh_max", "Refreshes per solve at most, by contacts or stall (the one at "
+                            "the cap comes on top)",
+                            "", most, &most, nullptr));
   if (!(refresh_stall_ >= 0.0 && refresh_stall_ < 1.0))
     throw InputError("-refresh_stall " + std::to_string(refresh_stall_) + ": expected a number in [0, 1)");
+  if (!(refresh_contacts_fraction_ >= 0.0))
+    throw InputError("-refresh_contacts_fraction: expected a number >= 0");
   if (stall_window < 1)
     throw InputError("-refresh_stall_window " + std::to_string(stall_window) + ": expected an integer >= 1");
   if (most < 0) throw InputError("-refresh_max " + std::to_string(most) + ": expected an integer >= 0");
@@ -126,10 +144,10 @@ void LbfgsMinimizer::ViewMethod(PetscViewer viewer) const {
   OPTISTEP_PETSC(PetscViewerASCIIPrintf(viewer, "window m %d, pairs with s^T y <= 0 skipped, initial step %s\n",
                                         window_, initial_step_.c_str()));
   OPTISTEP_PETSC(PetscViewerASCIIPrintf(viewer,
-                                        "refresh of H0^-1: contacts %s, stall %g over %d iterations, at "
-                                        "the cap %s, at most %d per solve\n",
-                                        refresh_contacts_ ? "on" : "off", refresh_stall_, refresh_stall_window_,
-                                        refresh_at_cap_ ? "on" : "off", refresh_max_));
+                                        "refresh of H0^-1: contacts %s (fraction %g), stall %g over %d "
+                                        "iterations, at the cap %s, at most %d per solve\n",
+                                        refresh_contacts_ ? "on" : "off", refresh_contacts_fraction_, refresh_stall_,
+                                        refresh_stall_window_, refresh_at_cap_ ? "on" : "off", refresh_max_));
   initializer_->View(viewer);
 }
 
@@ -222,7 +240,7 @@ SolveReport LbfgsMinimizer::Minimize(IncrementalPotential& potential, Vec u) {
   if (refresh_contacts_) {
     contacts = potential.PenaltyContacts(u);
     const Vec lagged = initializer_->LaggedPoint();
-    if (lagged && refresh_max_ > 0 && DifferOnSomeRank(comm_, potential.PenaltyContacts(lagged), contacts)) {
+    if (lagged && refresh_max_ > 0 && ContactsChanged(comm_, contacts, potential.PenaltyContacts(lagged), refresh_contacts_fraction_)) {
       contacts = potential.PenaltyContacts(u);  // self-contact: detection at u again
       Refresh(potential, u, "contacts since the lagged factorization", &report);
     }
@@ -238,8 +256,9 @@ SolveReport LbfgsMinimizer::Minimize(IncrementalPotential& potential, Vec u) {
   std::vector<double> progress = {progress_of(residual)};
 
   for (;;) {
+    // At the cap, whatever refresh_max allows: the alternative is to halve dt.
     if (refresh_at_cap_ && iteration_cap_extension_ == 0 && report.iterations >= max_iterations_ &&
-        report.refreshes < refresh_max_ && !termination_.Converged(report.iterations, residual) &&
+        !termination_.Converged(report.iterations, residual) &&
         std::isfinite(energy) && std::isfinite(residual.gradient_norm)) {
       Refresh(potential, u, "iteration cap", &report);
       iteration_cap_extension_ = max_iterations_;
@@ -310,7 +329,7 @@ SolveReport LbfgsMinimizer::Minimize(IncrementalPotential& potential, Vec u) {
     std::vector<std::int64_t> now;
     if (refresh_contacts_) {
       now = potential.PenaltyContacts(u);
-      if (DifferOnSomeRank(comm_, now, contacts)) why = "contacts changed";
+      if (ContactsChanged(comm_, now, contacts, refresh_contacts_fraction_)) why = "contacts changed";
     }
     const std::size_t w = static_cast<std::size_t>(refresh_stall_window_);
     if (!why && refresh_stall_ > 0.0 && progress.size() > w &&
