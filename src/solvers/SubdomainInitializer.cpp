@@ -84,6 +84,8 @@ SubdomainInitializer::~SubdomainInitializer() {
   MatDestroy(&H_);
   VecDestroy(&lagged_point_);
   VecDestroy(&lagged_mask_);
+  VecDestroy(&v_);
+  VecDestroy(&w_);
 }
 
 void SubdomainInitializer::DestroySubdomains() {
@@ -112,11 +114,17 @@ void SubdomainInitializer::DestroySubdomains() {
 void SubdomainInitializer::DestroyCoarseSpace() {
   MatDestroy(&Z_);
   MatDestroy(&Zt_);
+  MatDestroy(&HZ_);
+  MatDestroy(&HZt_);
+  MatDestroy(&A0_distributed_);
   MatDestroy(&A0_);
   VecDestroy(&coarse_);
+  VecDestroy(&coarse_y_);
+  VecDestroy(&coarse_t_);
   VecDestroy(&coarse_all_);
   VecDestroy(&coarse_solution_all_);
   VecScatterDestroy(&coarse_to_all_);
+  coarse_pattern_.clear();
   coarse_ready_ = false;
 }
 
@@ -477,7 +485,7 @@ bool SubdomainInitializer::Factor() {
 
 void SubdomainInitializer::BuildCoarseSpace() {
   ScopedPhase timed(kCoarseFactorPhase);
-  DestroyCoarseSpace();
+  coarse_ready_ = false;
   // The point's and the mask's values at every subdomain's nodes.
   Vec x_all = nullptr, mask_all = nullptr;
   OPTISTEP_PETSC(VecDuplicate(rhs_all_, &x_all));
@@ -492,62 +500,55 @@ void SubdomainInitializer::BuildCoarseSpace() {
   OPTISTEP_PETSC(VecGetArrayRead(unity_all_, &unity));
   // Per subdomain, the six modes over its core nodes (unity 0 elsewhere): translations e_a
   // and rotations e_a x (x - c) / r; a mode whose weighted, masked values vanish is left
-  // out (relative to the subdomain's largest).
+  // out (relative to the subdomain's largest). A rotation's entries are kept where they
+  // happen to be 0 (a node on the axis), so that the pattern depends on the mask alone and
+  // the products' symbolic phase can be reused from one factorization to the next.
   struct Mode {
-    int subdomain;
     std::vector<PetscInt> columns;  // global dofs
     std::vector<PetscScalar> values;
   };
   std::vector<Mode> modes;
   for (int j = 0; j < SubdomainCount(); ++j) {
     const PetscInt begin = offsets_[j] / 3, n = static_cast<PetscInt>(nodes_[j].size());
+    const auto position = [&](PetscInt i) {
+      return Vec3(x[3 * (begin + i)], x[3 * (begin + i) + 1], x[3 * (begin + i) + 2]);
+    };
     Vec3 centroid = Vec3::Zero();
     double weight = 0.0;
     for (PetscInt i = 0; i < n; ++i)
       if (unity[3 * (begin + i)] > 0.0) {
-        centroid += Vec3(x[3 * (begin + i)], x[3 * (begin + i) + 1], x[3 * (begin + i) + 2]);
+        centroid += position(i);
         weight += 1.0;
       }
     if (weight == 0.0) continue;
     centroid /= weight;
     double radius2 = 0.0;
     for (PetscInt i = 0; i < n; ++i)
-      if (unity[3 * (begin + i)] > 0.0)
-        radius2 += (Vec3(x[3 * (begin + i)], x[3 * (begin + i) + 1], x[3 * (begin + i) + 2]) - centroid).squaredNorm();
+      if (unity[3 * (begin + i)] > 0.0) radius2 += (position(i) - centroid).squaredNorm();
     const double radius = radius2 > 0.0 ? std::sqrt(radius2 / weight) : 1.0;
     Mode mode[6];
     double norm2[6] = {0, 0, 0, 0, 0, 0};
     for (PetscInt i = 0; i < n; ++i) {
       const PetscInt dof = 3 * (begin + i);
       if (!(unity[dof] > 0.0)) continue;
-      const Vec3 arm = (Vec3(x[dof], x[dof + 1], x[dof + 2]) - centroid) / radius;
+      const Vec3 arm = (position(i) - centroid) / radius;
       for (int a = 0; a < 3; ++a) {
-        Vec3 rotation = Vec3::Zero();
-        rotation[a] = 1.0;
-        rotation = rotation.cross(arm);
+        const Vec3 rotation = Vec3::Unit(a).cross(arm);
         for (int d = 0; d < 3; ++d) {
           const double w = unity[dof + d] * mask[dof + d];
           if (w == 0.0) continue;
           const PetscInt column = 3 * nodes_[j][i] + d;
-          if (d == a) {
-            mode[a].columns.push_back(column);
-            mode[a].values.push_back(w);
-            norm2[a] += w * w;
-          }
-          if (rotation[d] != 0.0) {
-            mode[3 + a].columns.push_back(column);
-            mode[3 + a].values.push_back(w * rotation[d]);
-            norm2[3 + a] += w * w * rotation[d] * rotation[d];
-          }
+          Mode& m = mode[d == a ? a : 3 + a];
+          const double value = d == a ? w : w * rotation[d];
+          m.columns.push_back(column);
+          m.values.push_back(value);
+          norm2[d == a ? a : 3 + a] += value * value;
         }
       }
     }
     const double largest = *std::max_element(norm2, norm2 + 6);
     for (int k = 0; k < 6; ++k)
-      if (largest > 0.0 && norm2[k] > 1e-12 * largest) {
-        mode[k].subdomain = j;
-        modes.push_back(std::move(mode[k]));
-      }
+      if (largest > 0.0 && norm2[k] > 1e-12 * largest) modes.push_back(std::move(mode[k]));
   }
   OPTISTEP_PETSC(VecRestoreArrayRead(x_all, &x));
   OPTISTEP_PETSC(VecRestoreArrayRead(mask_all, &mask));
@@ -555,51 +556,69 @@ void SubdomainInitializer::BuildCoarseSpace() {
   VecDestroy(&x_all);
   VecDestroy(&mask_all);
 
-  // Z^T: a row per mode, on the rank of its subdomain (rows are set only locally, each
-  // entry once); Z = (Z^T)^T moves entries without summing them.
-  PetscInt n_local = 0, first_dof = 0, end_dof = 0;
-  OPTISTEP_PETSC(VecGetLocalSize(lagged_point_, &n_local));
-  OPTISTEP_PETSC(VecGetOwnershipRange(lagged_point_, &first_dof, &end_dof));
-  const PetscInt n_modes = static_cast<PetscInt>(modes.size());
-  std::vector<PetscInt> d_nnz(n_modes, 0), o_nnz(n_modes, 0);
-  for (PetscInt k = 0; k < n_modes; ++k)
-    for (PetscInt c : modes[k].columns) (c >= first_dof && c < end_dof ? d_nnz[k] : o_nnz[k])++;
-  OPTISTEP_PETSC(MatCreateAIJ(comm_, n_modes, n_local, PETSC_DETERMINE, PETSC_DETERMINE, 0, d_nnz.data(), 0,
-                              o_nnz.data(), &Zt_));
+  // The same modes with the same entries and H of the same pattern as the last time: the
+  // products are refilled (MAT_REUSE_MATRIX), their symbolic phase kept.
+  std::vector<PetscInt> pattern;
+  for (const Mode& m : modes) {
+    pattern.push_back(static_cast<PetscInt>(m.columns.size()));
+    pattern.insert(pattern.end(), m.columns.begin(), m.columns.end());
+  }
+  PetscObjectState h_pattern = 0;
+  OPTISTEP_PETSC(MatGetNonzeroState(H_, &h_pattern));
+  PetscBool aij = PETSC_FALSE;
+  OPTISTEP_PETSC(PetscObjectTypeCompareAny(reinterpret_cast<PetscObject>(H_), &aij, MATMPIAIJ, MATSEQAIJ, ""));
+  int same = Zt_ && aij && pattern == coarse_pattern_ && h_pattern == coarse_h_pattern_;
+  MPI_Allreduce(MPI_IN_PLACE, &same, 1, MPI_INT, MPI_MIN, comm_);
+  const MatReuse reuse = same ? MAT_REUSE_MATRIX : MAT_INITIAL_MATRIX;
+  if (!same) {
+    DestroyCoarseSpace();
+    coarse_pattern_ = std::move(pattern);
+    coarse_h_pattern_ = h_pattern;
+    // Z^T: a row per mode, on the rank of its subdomain (rows are set only locally, each
+    // entry once); Z = (Z^T)^T moves entries without summing them.
+    PetscInt n_local = 0, first_dof = 0, end_dof = 0;
+    OPTISTEP_PETSC(VecGetLocalSize(lagged_point_, &n_local));
+    OPTISTEP_PETSC(VecGetOwnershipRange(lagged_point_, &first_dof, &end_dof));
+    const PetscInt n_modes = static_cast<PetscInt>(modes.size());
+    std::vector<PetscInt> d_nnz(n_modes, 0), o_nnz(n_modes, 0);
+    for (PetscInt k = 0; k < n_modes; ++k)
+      for (PetscInt c : modes[k].columns) (c >= first_dof && c < end_dof ? d_nnz[k] : o_nnz[k])++;
+    OPTISTEP_PETSC(MatCreateAIJ(comm_, n_modes, n_local, PETSC_DETERMINE, PETSC_DETERMINE, 0, d_nnz.data(), 0,
+                                o_nnz.data(), &Zt_));
+  }
   PetscInt first_mode = 0;
   OPTISTEP_PETSC(MatGetOwnershipRange(Zt_, &first_mode, nullptr));
-  for (PetscInt k = 0; k < n_modes; ++k) {
-    const PetscInt row = first_mode + k;
+  for (std::size_t k = 0; k < modes.size(); ++k) {
+    const PetscInt row = first_mode + static_cast<PetscInt>(k);
     OPTISTEP_PETSC(MatSetValues(Zt_, 1, &row, static_cast<PetscInt>(modes[k].columns.size()),
                                 modes[k].columns.data(), modes[k].values.data(), INSERT_VALUES));
   }
   OPTISTEP_PETSC(MatAssemblyBegin(Zt_, MAT_FINAL_ASSEMBLY));
   OPTISTEP_PETSC(MatAssemblyEnd(Zt_, MAT_FINAL_ASSEMBLY));
-  OPTISTEP_PETSC(MatTranspose(Zt_, MAT_INITIAL_MATRIX, &Z_));
+  OPTISTEP_PETSC(MatTranspose(Zt_, reuse, &Z_));
 
-  // A0 = Z^T (H Z): both products row by row on the rows' owners (PETSc's MatPtAP would
-  // add other ranks' contributions in arrival order), then a copy of all of it on every rank.
-  Mat H = H_, H_aij = nullptr, HZ = nullptr, A0 = nullptr;
-  PetscBool aij = PETSC_FALSE;
-  OPTISTEP_PETSC(PetscObjectTypeCompareAny(reinterpret_cast<PetscObject>(H_), &aij, MATMPIAIJ, MATSEQAIJ, ""));
+  // H Z and A0 = Z^T (H Z): both products row by row on the rows' owners (PETSc's
+  // MatPtAP would add other ranks' contributions in arrival order); (H Z)^T stored, for the
+  // applications; then a copy of all of A0 on every rank.
+  Mat H = H_, H_aij = nullptr;
   if (!aij) {
     OPTISTEP_PETSC(MatConvert(H_, MATAIJ, MAT_INITIAL_MATRIX, &H_aij));
     H = H_aij;
   }
-  OPTISTEP_PETSC(MatMatMult(H, Z_, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &HZ));
-  OPTISTEP_PETSC(MatMatMult(Zt_, HZ, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &A0));
-  MatDestroy(&HZ);
+  OPTISTEP_PETSC(MatMatMult(H, Z_, reuse, PETSC_DEFAULT, &HZ_));
   MatDestroy(&H_aij);
+  OPTISTEP_PETSC(MatTranspose(HZ_, reuse, &HZt_));
+  OPTISTEP_PETSC(MatMatMult(Zt_, HZ_, reuse, PETSC_DEFAULT, &A0_distributed_));
   PetscInt n_coarse = 0;
-  OPTISTEP_PETSC(MatGetSize(A0, &n_coarse, nullptr));
+  OPTISTEP_PETSC(MatGetSize(A0_distributed_, &n_coarse, nullptr));
   IS all = nullptr;
   OPTISTEP_PETSC(ISCreateStride(PETSC_COMM_SELF, n_coarse, 0, 1, &all));
   Mat* copy = nullptr;
-  OPTISTEP_PETSC(MatCreateSubMatrices(A0, 1, &all, &all, MAT_INITIAL_MATRIX, &copy));
-  MatDestroy(&A0);
+  OPTISTEP_PETSC(MatCreateSubMatrices(A0_distributed_, 1, &all, &all, MAT_INITIAL_MATRIX, &copy));
   ISDestroy(&all);
   // (A0 + A0^T) / 2: the products' round-off leaves A0 symmetric only to it.
   Mat transposed = nullptr;
+  MatDestroy(&A0_);
   OPTISTEP_PETSC(MatTranspose(copy[0], MAT_INITIAL_MATRIX, &transposed));
   OPTISTEP_PETSC(MatDuplicate(copy[0], MAT_COPY_VALUES, &A0_));
   OPTISTEP_PETSC(MatDestroySubMatrices(1, &copy));
@@ -624,11 +643,16 @@ void SubdomainInitializer::BuildCoarseSpace() {
     DestroyCoarseSpace();
     return;
   }
-  OPTISTEP_PETSC(MatCreateVecs(Zt_, nullptr, &coarse_));
-  OPTISTEP_PETSC(VecScatterCreateToAll(coarse_, &coarse_to_all_, &coarse_all_));
-  OPTISTEP_PETSC(VecDuplicate(coarse_all_, &coarse_solution_all_));
-  if (!y_) {
-    for (Vec* v : {&y_, &v_, &w_, &t_}) OPTISTEP_PETSC(VecDuplicate(lagged_point_, v));
+  if (!coarse_) {
+    OPTISTEP_PETSC(MatCreateVecs(Zt_, nullptr, &coarse_));
+    OPTISTEP_PETSC(VecDuplicate(coarse_, &coarse_y_));
+    OPTISTEP_PETSC(VecDuplicate(coarse_, &coarse_t_));
+    OPTISTEP_PETSC(VecScatterCreateToAll(coarse_, &coarse_to_all_, &coarse_all_));
+    OPTISTEP_PETSC(VecDuplicate(coarse_all_, &coarse_solution_all_));
+  }
+  if (!v_) {
+    OPTISTEP_PETSC(VecDuplicate(lagged_point_, &v_));
+    OPTISTEP_PETSC(VecDuplicate(lagged_point_, &w_));
   }
   coarse_ready_ = true;
 }
@@ -767,22 +791,21 @@ void SubdomainInitializer::ApplyOneLevel(Vec q, Vec r) {
   }
 }
 
-void SubdomainInitializer::ApplyCoarse(Vec q, Vec r) {
-  OPTISTEP_PETSC(MatMult(Zt_, q, coarse_));
+void SubdomainInitializer::CoarseSolve(Mat rows, Vec q, Vec solution) {
+  OPTISTEP_PETSC(MatMult(rows, q, coarse_));
   OPTISTEP_PETSC(VecScatterBegin(coarse_to_all_, coarse_, coarse_all_, INSERT_VALUES, SCATTER_FORWARD));
   OPTISTEP_PETSC(VecScatterEnd(coarse_to_all_, coarse_, coarse_all_, INSERT_VALUES, SCATTER_FORWARD));
   OPTISTEP_PETSC(KSPSolve(coarse_ksp_, coarse_all_, coarse_solution_all_));
   // Every rank solved the same system: take its own rows of the solution.
   PetscInt first = 0, end = 0;
-  OPTISTEP_PETSC(VecGetOwnershipRange(coarse_, &first, &end));
+  OPTISTEP_PETSC(VecGetOwnershipRange(solution, &first, &end));
   const PetscScalar* all = nullptr;
   PetscScalar* mine = nullptr;
   OPTISTEP_PETSC(VecGetArrayRead(coarse_solution_all_, &all));
-  OPTISTEP_PETSC(VecGetArray(coarse_, &mine));
+  OPTISTEP_PETSC(VecGetArray(solution, &mine));
   std::copy(all + first, all + end, mine);
-  OPTISTEP_PETSC(VecRestoreArray(coarse_, &mine));
+  OPTISTEP_PETSC(VecRestoreArray(solution, &mine));
   OPTISTEP_PETSC(VecRestoreArrayRead(coarse_solution_all_, &all));
-  OPTISTEP_PETSC(MatMult(Z_, coarse_, r));
 }
 
 void SubdomainInitializer::ApplyPreconditioner(Vec q, Vec r) {
@@ -790,20 +813,23 @@ void SubdomainInitializer::ApplyPreconditioner(Vec q, Vec r) {
     ApplyOneLevel(q, r);
     return;
   }
-  // H0^-1 q = y + w - Q H w with y = Q q, w = M1 (q - H y): Q + (I - Q H) M1 (I - H Q).
+  // H0^-1 q = Q q + (I - Q H) M1 (I - H Q) q with Q = Z A0^-1 Z^T and H Z stored (B):
+  // y = A0^-1 Z^T q, w = M1 (q - B y), t = A0^-1 B^T w, H0^-1 q = w + Z (y - t). With
+  // B = H Z this is the balanced form; whatever B, it is Q + P^T M1 P with P = I - B A0^-1 Z^T,
+  // symmetric when M1 is.
   {
     ScopedPhase timed(kCoarseSolvePhase);
-    ApplyCoarse(q, y_);
-    OPTISTEP_PETSC(MatMult(H_, y_, v_));
+    CoarseSolve(Zt_, q, coarse_y_);
+    OPTISTEP_PETSC(MatMult(HZ_, coarse_y_, v_));
     OPTISTEP_PETSC(VecAYPX(v_, -1.0, q));
   }
   ApplyOneLevel(v_, w_);
   {
     ScopedPhase timed(kCoarseSolvePhase);
-    OPTISTEP_PETSC(MatMult(H_, w_, t_));
-    ApplyCoarse(t_, r);
-    OPTISTEP_PETSC(VecAYPX(r, -1.0, w_));
-    OPTISTEP_PETSC(VecAXPY(r, 1.0, y_));
+    CoarseSolve(HZt_, w_, coarse_t_);
+    OPTISTEP_PETSC(VecAYPX(coarse_t_, -1.0, coarse_y_));
+    OPTISTEP_PETSC(MatMult(Z_, coarse_t_, r));
+    OPTISTEP_PETSC(VecAXPY(r, 1.0, w_));
   }
 }
 

@@ -45,15 +45,17 @@
 //    (a subdomain held entirely) is left out. Since the weights sum to 1, Z reproduces the
 //    rigid-body modes of the whole body exactly. A0 = Z^T H Z is formed at every
 //    factorization (MatMatMult: H Z, then Z^T (H Z) with Z^T stored, so that every entry is
-//    summed by one rank in a fixed order) and factored redundantly on every rank (prefix
-//    "dot_coarse_", CHOLMOD). With Q = Z A0^-1 Z^T the initializer is the balanced
-//    two-level form (Mandel 1993; Tang, Nabben, Vuik, Erlangga 2009, "Comparison of
-//    two-level preconditioners derived from deflation, domain decomposition and
-//    multigrid methods", the BNN/A-DEF2 form)
+//    summed by one rank in a fixed order; the products' symbolic phase is kept while Z's
+//    and H's patterns are) and factored redundantly on every rank (prefix "dot_coarse_",
+//    CHOLMOD). With Q = Z A0^-1 Z^T the initializer is the balanced two-level form (Mandel
+//    1993; Tang, Nabben, Vuik, Erlangga 2009, "Comparison of two-level preconditioners
+//    derived from deflation, domain decomposition and multigrid methods", BNN)
 //      H0^-1 = Q + (I - Q H) M1 (I - H Q),
-//    symmetric positive definite when M1 is (the default merge with a coarse space is
-//    symmetric), and H^-1 exactly when M1 = H^-1 (one subdomain in all); each application
-//    costs two products with H and two coarse solves besides the back-solves.
+//    applied with H Z stored: y = A0^-1 Z^T q, w = M1 (q - (H Z) y),
+//    H0^-1 q = w + Z (y - A0^-1 (H Z)^T w). It is symmetric positive definite when M1 is
+//    (the default merge with a coarse space is symmetric), and H^-1 exactly when M1 = H^-1
+//    (one subdomain in all); an application costs, besides the back-solves, products with
+//    Z^T, H Z, (H Z)^T and Z (a few entries per row each) and two coarse solves.
 //  - A factorization that fails (not SPD, a bug: the matrix is projected) is reported on
 //    rank 0 as one warning line naming the rank and subdomain, and the step falls back to
 //    LBFGS-H's solve (Jacobi-PCG on the lagged Hessian to relative tolerance 1/2, options
@@ -171,8 +173,8 @@ class SubdomainInitializer : public InverseHessianInitializer {
   /// Collective: Z at lagged_point_ with lagged_mask_, A0 = Z^T H Z and its
   /// factorization; coarse_ready_ false (after a warning line) if that failed.
   void BuildCoarseSpace();
-  /// Collective: r = Q q = Z A0^-1 Z^T q.
-  void ApplyCoarse(Vec q, Vec r);
+  /// Collective: solution = A0^-1 (rows q), rows Z^T or (H Z)^T (coarse layout).
+  void CoarseSolve(Mat rows, Vec q, Vec solution);
   /// Collective: the one- or two-level H0^-1 (no Krylov).
   void ApplyPreconditioner(Vec q, Vec r);
   static PetscErrorCode ShellApply(PC pc, Vec q, Vec r);
@@ -219,11 +221,16 @@ class SubdomainInitializer : public InverseHessianInitializer {
   // Coarse space (coarse_ == "rigid").
   bool coarse_ready_ = false;
   Mat Z_ = nullptr, Zt_ = nullptr;            ///< the basis and its stored transpose
-  Mat A0_ = nullptr;                          ///< Z^T H Z on every rank (sequential)
+  Mat HZ_ = nullptr, HZt_ = nullptr;          ///< H Z and its stored transpose
+  Mat A0_distributed_ = nullptr;              ///< Z^T H Z
+  Mat A0_ = nullptr;                          ///< (A0 + A0^T) / 2 on every rank (sequential)
+  std::vector<PetscInt> coarse_pattern_;      ///< Z^T's rows' columns when it was made
+  PetscObjectState coarse_h_pattern_ = 0;     ///< H's nonzero state then
   KSP coarse_ksp_ = nullptr;                  ///< preonly + Cholesky of A0_
-  Vec coarse_ = nullptr, coarse_all_ = nullptr, coarse_solution_all_ = nullptr;
+  Vec coarse_ = nullptr, coarse_y_ = nullptr, coarse_t_ = nullptr;  ///< coarse layout
+  Vec coarse_all_ = nullptr, coarse_solution_all_ = nullptr;       ///< all of it, every rank
   VecScatter coarse_to_all_ = nullptr;
-  Vec y_ = nullptr, v_ = nullptr, w_ = nullptr, t_ = nullptr;  ///< work vectors, u's layout
+  Vec v_ = nullptr, w_ = nullptr;             ///< work vectors, u's layout
   KSP krylov_ = nullptr;                      ///< -dot_krylov_its > 0
   std::unique_ptr<InverseHessianInitializer> fallback_;  ///< LBFGS-H, after a failed factorization
   // A checkpoint's lagged state, read by LoadState and used by the next SetUp.
