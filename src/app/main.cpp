@@ -5,7 +5,7 @@
 //   optistep check scene.yaml [--set ...]
 //   optistep partition scene.yaml --ranks N
 //
-// Exit codes (README "Running"): 0 success (also a run stopped by SIGTERM/SIGUSR1 after
+// Exit codes (docs/user/running.md, "Exit codes"): 0 success (also a run stopped by SIGTERM/SIGUSR1 after
 // its checkpoint), 1 bad input (one line on stderr naming the file and key or element, or
 // the option; also --restart with no loadable checkpoint), 2 a time step that failed after
 // every allowed dt halving, 3 internal error, 4 the output folder cannot be written, 5 the
@@ -24,11 +24,16 @@
 #include "app/LogCsv.hpp"
 #include "app/MpmSimulation.hpp"
 #include "app/ParticleSimulation.hpp"
+#include "core/BlasThreads.hpp"
 #include "core/Error.hpp"
 #include "core/Phases.hpp"
 #include "io/Hdf5File.hpp"
 #include "io/OutputLock.hpp"
 #include "model/SceneMesh.hpp"
+
+#ifndef OPTISTEP_GIT_DESCRIBE
+#define OPTISTEP_GIT_DESCRIBE "unknown"  // git describe of the source, set by CMake
+#endif
 
 namespace {
 
@@ -51,6 +56,7 @@ void PrintSummary(MPI_Comm comm, const SceneConfig& scene, FemSimulation& sim) {
               scene.time.dt, scene.time.frame_dt, scene.time.frames,
               sim.integrator().Describe().c_str(),
               static_cast<long long>(q.edge_cut), q.node_imbalance, q.ghost_ratio);
+  PetscPrintf(comm, "  %s\n", DescribeBlasThreads(comm).c_str());
 }
 
 void PrintSummary(MPI_Comm comm, const SceneConfig& scene, ParticleSimulation& sim) {
@@ -67,6 +73,7 @@ void PrintSummary(MPI_Comm comm, const SceneConfig& scene, ParticleSimulation& s
               scene.cloths.size() == 1 ? "" : "s",
               static_cast<long long>(sim.particle_count()), owned.c_str(), scene.time.dt,
               scene.time.frame_dt, scene.time.frames, sim.integrator().Describe().c_str());
+  PetscPrintf(comm, "  %s\n", DescribeBlasThreads(comm).c_str());
 }
 
 void PrintSummary(MPI_Comm comm, const SceneConfig& scene, MpmSimulation& sim) {
@@ -86,6 +93,7 @@ void PrintSummary(MPI_Comm comm, const SceneConfig& scene, MpmSimulation& sim) {
               sim.available_memory().total / 1e9,
               sim.available_memory().nodes, sim.available_memory().nodes == 1 ? "" : "s",
               sim.available_memory().source.c_str());
+  PetscPrintf(comm, "  %s\n", DescribeBlasThreads(comm).c_str());
 }
 
 /// `check` stops after set-up (nothing written); `run` runs every frame.
@@ -193,7 +201,7 @@ int main(int argc, char** argv) {
   }
   if (cl.help || cl.version || !usage_error.empty()) {
     if (FirstRankOfLaunch()) {
-      if (cl.version) std::printf("optistep %s\n", OPTISTEP_VERSION);
+      if (cl.version) std::printf("optistep %s (commit %s)\n", OPTISTEP_VERSION, OPTISTEP_GIT_DESCRIBE);
       if (cl.help) std::fputs(UsageText(), stdout);
       if (!usage_error.empty())
         std::fprintf(stderr, "optistep: error: %s; see optistep --help\n", usage_error.c_str());
@@ -201,6 +209,7 @@ int main(int argc, char** argv) {
     return usage_error.empty() ? 0 : 1;
   }
 
+  LimitBlasThreads();
   std::vector<char*> petsc_argv = cl.PetscArgv(argv[0]);
   int petsc_argc = static_cast<int>(petsc_argv.size()) - 1;
   char** petsc_args = petsc_argv.data();

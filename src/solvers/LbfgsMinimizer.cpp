@@ -6,6 +6,7 @@
 #include <iterator>
 
 #include "core/Error.hpp"
+#include "solvers/InitializerFactory.hpp"
 
 namespace optistep {
 
@@ -13,9 +14,9 @@ namespace {
 
 const char* const kInitialSteps[] = {"unit", "lagged_hessian"};
 
-/// DOT's refresh triggers (ours; measured on the elephant drop's impact steps, see
-/// docs/pending/dot.md): the CN residual not halved in 5 iterations; half of the contacts
-/// new or gone.
+/// DOT's refresh triggers (ours, chosen on the elephant drop's impact steps:
+/// docs/methods/lbfgs.md): the CN residual not halved in 5 iterations; half of the
+/// contacts new or gone.
 constexpr double kDotRefreshStall = 0.5;
 constexpr double kDotRefreshContactsFraction = 0.5;
 

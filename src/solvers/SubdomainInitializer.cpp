@@ -11,6 +11,7 @@
 #include "core/Error.hpp"
 #include "io/Checkpoint.hpp"
 #include "partition/TetPartition.hpp"
+#include "solvers/InitializerFactory.hpp"
 
 namespace optistep {
 

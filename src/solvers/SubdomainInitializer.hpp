@@ -1,89 +1,21 @@
 #pragma once
 // DOT's initializer (Li, Gao, Langlois, Jiang, Kaufman 2019, "Decomposed Optimization Time
-// Integrator for Large-Step Elastodynamics", Secs. 4-5, Alg. 1): the initial inverse
-// Hessian of L-BFGS as independent back-solves on subdomains of the mesh, each with a
-// sparse Cholesky factorization made once per time step, merged where subdomains share
-// nodes; ours on top: subdomains sized by work, a coarse space, overlap, lagging and a
-// Krylov acceleration. The subdomains are rank-local, so a back-solve never communicates.
-//
-//  - Subdomains, sized (default): the whole mesh (every rank's counted tets, in the mesh
-//    files' order, IncrementalPotential::Elements() original ids) is split by
-//    METIS_PartMeshDual (ncommon = 3, fixed seed: partition/TetPartition.hpp) into
-//    K = max(1, round(N / dot.subdomain_nodes)) parts, N the mesh's nodes, gathered on
-//    rank 0 once per run; a rank's share of a part is one of its subdomains. K and the
-//    parts depend on the mesh alone, so a part that no rank boundary cuts is the same set
-//    of tets on any rank count, and a subdomain's factorization stays bounded as the mesh
-//    grows (sparse Cholesky of a 3D subdomain of n nodes: memory ~ n^(4/3), work ~ n^2):
-//    a rank's factorization work and memory grow linearly with its share of the mesh.
-//    dot.subdomain_nodes 3000 (measured on bar17K and the twisted bars: docs/pending/dot.md).
-//    Per rank (dot.subdomains_per_rank N >= 1, DOT's code's split): each rank's counted
-//    tets split into N parts by the same METIS call. A subdomain's node set S is its tets'
-//    nodes, owned and ghost; nodes on an interface belong to every subdomain that touches
-//    them.
-//  - Local matrix: H[S,S], the principal submatrix of the global SPD-projected Hessian H at
-//    the step's start (mass, penalty contact and damping included, Dirichlet rows and
-//    columns decoupled as in H), taken by MatCreateSubMatrices. This is what DOT's code
-//    builds (DOTTimeStepper::fillInDecomposedHessians: the subdomain's own element blocks,
-//    plus, at interface nodes, the mass and element blocks it lacks). PETSc's PCASM with
-//    these node sets as its subdomains (PCASMSetLocalSubdomains) would factor the same
-//    matrices, but its merges (basic, restrict, interpolate) sum the back-solves or keep
-//    one of them: none averages them, which is DOT's merge; hence our own scatter.
-//  - Factorization: KSPPREONLY + PCCHOLESKY per subdomain under the options prefix
-//    "dot_sub_" (-dot_sub_pc_factor_mat_solver_type cholmod (default) | mumps | petsc),
-//    numeric refactorization every step, symbolic once.
-//  - One level, M1 q = merge_j(H[S_j,S_j]^-1 q|S_j), with m_i the number of subdomains
-//    holding node i, w_i = 1 / m_i, R_j the restriction to S_j (block size 3):
-//      average   (DOT's code, DOTTimeStepper::solve_oneStep): M1 = W sum_j R_j^T H_j^-1 R_j,
-//                each node the mean of its subdomains' values; not symmetric;
-//      symmetric M1 = sum_j R_j^T W_j^(1/2) H_j^-1 W_j^(1/2) R_j, an additive Schwarz
-//                preconditioner with a partition of unity on both sides: SPD.
-//  - Coarse space (ours, dot.coarse rigid, default; none: DOT's one level): Z, the six
-//    rigid-body modes (translations; rotations about the centroid, over the RMS radius) of
-//    every subdomain at the iterate the Hessian is taken at, each weighted by the partition
-//    of unity 1 / c_i (c_i the subdomains holding node i, cores with overlap) and zero at
-//    constrained components (IncrementalPotential::Project); a mode that vanishes there
-//    (a subdomain held entirely) is left out. Since the weights sum to 1, Z reproduces the
-//    rigid-body modes of the whole body exactly. A0 = Z^T H Z is formed at every
-//    factorization (MatMatMult: H Z, then Z^T (H Z) with Z^T stored, so that every entry is
-//    summed by one rank in a fixed order; the products' symbolic phase is kept while Z's
-//    and H's patterns are) and factored redundantly on every rank (prefix "dot_coarse_",
-//    CHOLMOD). With Q = Z A0^-1 Z^T the initializer is the balanced two-level form (Mandel
-//    1993; Tang, Nabben, Vuik, Erlangga 2009, "Comparison of two-level preconditioners
-//    derived from deflation, domain decomposition and multigrid methods", BNN)
-//      H0^-1 = Q + (I - Q H) M1 (I - H Q),
-//    applied with H Z stored: y = A0^-1 Z^T q, w = M1 (q - (H Z) y),
-//    H0^-1 q = w + Z (y - A0^-1 (H Z)^T w). It is symmetric positive definite when M1 is
-//    (the default merge with a coarse space is symmetric), and H^-1 exactly when M1 = H^-1
-//    (one subdomain in all); an application costs, besides the back-solves, products with
-//    Z^T, H Z, (H Z)^T and Z (a few entries per row each) and two coarse solves.
-//  - A factorization that fails (not SPD, a bug: the matrix is projected) is reported on
-//    rank 0 as one warning line naming the rank and subdomain, and the step falls back to
-//    LBFGS-H's solve (Jacobi-PCG on the lagged Hessian to relative tolerance 1/2, options
-//    -lbfgsh_*: PN-PCG's linear solve). A coarse matrix that fails is reported alike and
-//    that factorization goes on with one level.
-//  - Overlap (ours, -dot_overlap N, default 0 = DOT's disjoint tets): N times, every local
-//    tet (counted or not) touching S adds its nodes to S; a rank holds only the tets that
-//    touch its owned nodes, so with one subdomain per rank more than one layer adds
-//    nothing. With the average merge only a subdomain's core values (its nodes before the
-//    overlap) are merged, m_i counting the cores holding node i: restricted additive
-//    Schwarz (Cai, Sarkis 1999); the symmetric merge keeps all values.
-//  - Krylov acceleration (ours, -dot_krylov_its k, default 0: off): H0^-1 q is k iterations
-//    of CG on the lagged Hessian preconditioned by the above (options prefix "dot_krylov_").
-//  - Lagging across steps (ours, -dot_refactor_every N, default 1 = DOT: every step's
-//    start): a factorization serves up to N steps; a new dt, a fallback, or a step that
-//    took more than -dot_refactor_growth (1.5) times the iterations of the first step it
-//    served or of the step before it refactors at once; L-BFGS's refresh
-//    (solvers/LbfgsMinimizer.hpp) refactors within a step (Refresh) and when the contacts
-//    at the lagged point (LaggedPoint) differ from the step's start's. The lagged state
-//    (the Hessian the factors were made from, the point it was taken at, the counters) is
-//    checkpointed (SaveState: datasets /dot/*, keyed by the PETSc numbering), so a run
-//    resumed on the same rank count factors the same matrices again and is bitwise the
-//    uninterrupted one; on another rank count the first step refactors.
-// With the defaults nothing crosses steps but the subdomain structure (a function of the
-// mesh): the factorization is made afresh each step. Phases: SubdomainFactor (extraction
-// of the local matrices and their factorization), CoarseFactor (Z, Z^T H Z and its
-// factorization), SubdomainSolve (back-solves), SubdomainMerge (scatters and weights),
-// CoarseSolve (coarse corrections, products with H).
+// Integrator for Large-Step Elastodynamics", Secs. 4-5, Alg. 1): H0^-1 of L-BFGS as
+// independent back-solves on rank-local subdomains of the mesh, each with a sparse Cholesky
+// factorization of H[S,S], the principal submatrix of the SPD-projected Hessian at the
+// step's start, merged where subdomains share nodes (average, DOT's code, or symmetric);
+// ours on top: subdomains sized by work (the whole mesh split by METIS into parts of about
+// dot.subdomain_nodes nodes, a rank's share of a part one subdomain), a coarse space of the
+// subdomains' rigid-body modes (balanced two-level form, SPD), overlap, factors lagged
+// across steps (checkpointed) and a Krylov acceleration. Type "subdomains" (solver.method:
+// dot), options prefix "dot_" (the subdomains' KSP and PC under "dot_sub_", the coarse
+// matrix's under "dot_coarse_", the Krylov acceleration's under "dot_krylov_").
+// Contract: a back-solve never communicates; a factorization that fails makes the step fall
+// back to LBFGS-H's solve (one warning line). The same scene on the same rank count gives
+// the same bits, also across a restart.
+// Phases: SubdomainFactor, CoarseFactor, SubdomainSolve, SubdomainMerge, CoarseSolve.
+// The method, the merges, the coarse space, overlap and lagged factors, and why:
+// docs/methods/dot.md.
 #include <petscksp.h>
 
 #include <memory>
