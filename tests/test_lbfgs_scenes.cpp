@@ -204,35 +204,46 @@ double MassWeightedDifference(FemSimulation& a, FemSimulation& b) {
   return std::sqrt(sum / model.TotalMass());
 }
 
-/// The twisted bar with newton and with `method` (lbfgs or dot; `overrides` for it), 10
-/// steps, CN epsilon `epsilon_scale` times the scene's; checks the steps and the difference
-/// in units of B1.
-void CompareOnTheTwistedBar(double epsilon_scale, const std::string& method = "lbfgs",
-                            const std::vector<std::string>& overrides = {}) {
-  const std::string path = test::SourcePath("configs/twisted_bar.yaml");
-  const double epsilon = epsilon_scale * ReadSceneConfig(path).solver.cn_epsilon;
+/// The scene at `path` (changed by `scene`) with newton and with `method` (`overrides` for
+/// it), `steps` steps, CN epsilon `epsilon_scale` times the scene's; checks the steps and the
+/// difference in units of B1. Returns the method's run for more checks.
+std::unique_ptr<RecordedRun<FemSimulation>> CompareWithNewton(const std::string& path, const std::vector<std::string>& scene,
+                                                              double epsilon_scale, const std::string& method,
+                                                              const std::vector<std::string>& overrides, int steps) {
+  const double epsilon = epsilon_scale * ReadSceneConfig(path, scene).solver.cn_epsilon;
   char tolerance[64];
   std::snprintf(tolerance, sizeof tolerance, "solver.cn_epsilon=%.17g", epsilon);
-  std::vector<std::string> other = {tolerance, "solver.method=" + method};
+  std::vector<std::string> reference = scene, other = scene;
+  reference.push_back(tolerance);
+  other.push_back(tolerance);
+  other.push_back("solver.method=" + method);
   other.insert(other.end(), overrides.begin(), overrides.end());
-  RecordedRun<FemSimulation> newton(path, {tolerance});
-  RecordedRun<FemSimulation> lbfgs(path, other);
-  const int steps = 10;
+  RecordedRun<FemSimulation> newton(path, reference);
+  auto lbfgs = std::make_unique<RecordedRun<FemSimulation>>(path, other);
   for (int n = 0; n < steps; ++n) {
     newton.Step();
-    lbfgs.Step();
+    lbfgs->Step();
   }
-  ExpectSameStepsSolvedByEachMethod(newton, lbfgs, method);
+  ExpectSameStepsSolvedByEachMethod(newton, *lbfgs, method);
   const double B1 = OneSolveBound(newton.sim(), epsilon, newton.records().back().dt);
-  const double rms = MassWeightedDifference(newton.sim(), lbfgs.sim());
-  const Difference d = Compare(newton.sim().GatherPositions(), lbfgs.sim().GatherPositions(), {});
+  const double rms = MassWeightedDifference(newton.sim(), lbfgs->sim());
+  const Difference d = Compare(newton.sim().GatherPositions(), lbfgs->sim().GatherPositions(), {});
   PetscPrintf(PETSC_COMM_WORLD,
-              "[          ] twisted bar, %s, eps %.0e, after %d steps: B1 = %.3e m; positions differ by "
+              "[          ] %s, %s, eps %.0e, after %d steps: B1 = %.3e m; positions differ by "
               "%.3e m RMS (%.2f B1), %.3e m at most (%.2f B1)\n",
-              method.c_str(), epsilon, steps, B1, rms, rms / B1, d.largest, d.largest / B1);
+              newton.scene().name.c_str(), method.c_str(), epsilon, steps, B1, rms, rms / B1, d.largest,
+              d.largest / B1);
   EXPECT_LT(rms, 4.0 * B1);
   EXPECT_LT(d.largest, 15.0 * B1);
   EXPECT_GT(rms, 0.0) << "the two runs should be different methods";
+  return lbfgs;
+}
+
+/// The twisted bar with newton and with `method` (lbfgs or dot; `overrides` for it), 10
+/// steps, CN epsilon `epsilon_scale` times the scene's.
+void CompareOnTheTwistedBar(double epsilon_scale, const std::string& method = "lbfgs",
+                            const std::vector<std::string>& overrides = {}) {
+  CompareWithNewton(test::SourcePath("configs/twisted_bar.yaml"), {}, epsilon_scale, method, overrides, 10);
 }
 
 TEST(LbfgsScenes, TwistedBarAgreesWithNewtonToTheCnTolerance) { CompareOnTheTwistedBar(1.0); }
@@ -259,6 +270,29 @@ TEST(LbfgsScenes, TwistedBarDotWithOverlapAndLaggedFactorsAgreesWithNewtonToTheC
 
 TEST(LbfgsScenes, TwistedBarDotAgreesWithNewtonToAHundredthOfIt) {
   CompareOnTheTwistedBar(0.01, "dot", {"dot.subdomains_per_rank=2"});
+}
+
+// DOT's defaults: sized subdomains (one part of the 2605-node bar, each rank's share a
+// subdomain), the coarse space and the refresh.
+TEST(LbfgsScenes, TwistedBarDotWithItsDefaultsAgreesWithNewtonToTheCnTolerance) { CompareOnTheTwistedBar(1.0, "dot"); }
+
+TEST(LbfgsScenes, TwistedBarDotWithSmallSizedSubdomainsAgreesWithNewtonToAHundredthOfIt) {
+  CompareOnTheTwistedBar(0.01, "dot", {"dot.subdomain_nodes=400"});
+}
+
+// The elephant drop through its impact (lowered so that its feet reach the ground in the
+// first step, 1/24 s steps): the penalty contacts that start within a step trigger DOT's
+// refresh; DOT ends within the CN tolerance of PN-PCG's state (B1 holds with contact: the
+// penalty's Hessian is positive semidefinite, H >= M / dt^2 still), without dt halvings.
+TEST(LbfgsScenes, ElephantDropDotAgreesWithNewtonThroughTheImpact) {
+  if (test::FetchedMesh("elephant.1.node").empty()) return test::MissingFetchedMesh("elephant.1.node");
+  const auto dot = CompareWithNewton(test::SourcePath("configs/elephant_drop.yaml"),
+                                     {"bodies.0.transform.translate=[0, 0.77, 0]"}, 1.0, "dot", {}, 3);
+  int refreshes = 0;
+  for (const StepRecord& r : dot->records()) refreshes += r.solve.refreshes;
+  PetscPrintf(PETSC_COMM_WORLD, "[          ] elephant, dot: %d refreshes in %zu steps\n", refreshes,
+              dot->records().size());
+  EXPECT_GE(refreshes, 1) << "feet touching down within a step change the contacts";
 }
 
 /// DOT on the twisted bar, 10 steps, on comm: the final positions on every rank of comm.
