@@ -20,15 +20,14 @@
 // Reuse across steps. While the grid (nodes, numbering) and the Hessian's nonzero pattern
 // (IncrementalPotential::HessianPatternIs) stay those of the last SetUp on every rank,
 // SetUp keeps the hierarchy: the prolongations, the level-0 matrix (refilled in place by
-// the potential) and the coarse matrices, whose Galerkin products PETSc
-// forms again by their numeric phase alone (MatMatMatMult, MAT_REUSE_MATRIX). The V-cycle is
-// bitwise that of a new hierarchy (tests/test_hot_multigrid.cpp), so nothing of it needs
-// to be in a checkpoint.
+// the potential), the coarse matrices and the smoothers' structure; only the Galerkin
+// products are formed again (GridMultigrid::SetOperator). The V-cycle is bitwise that of a
+// new hierarchy (tests/test_hot_multigrid.cpp), so nothing of it needs to be in a
+// checkpoint.
 //
-// Requires the assembled level-0 Hessian (Galerkin products): mpm.matrix_free is refused
-// (InputError naming it), and HessianType() asks for MATAIJ (PETSc 3.18's triple products
-// do not take BAIJ);
-// -hessian_mat_type overrides.
+// Requires the assembled level-0 Hessian in 3x3 blocks: mpm.matrix_free is refused
+// (InputError naming it), and HessianType() asks for MATBAIJ (the MPM default);
+// -hessian_mat_type aij is refused, naming the option.
 #include "solvers/GridMultigrid.hpp"
 #include "solvers/Initializer.hpp"
 
@@ -44,7 +43,7 @@ class MultigridInitializer : public InverseHessianInitializer {
   ~MultigridInitializer() override;
 
   const char* Type() const override { return "vcycle"; }
-  const char* HessianType() const override { return MATAIJ; }
+  const char* HessianType() const override { return MATBAIJ; }
   void SetFromOptions() override;
   /// Collective: H(u0), the hierarchy below it and PETSc's set-up of the V-cycle (the
   /// Galerkin products), timed as HierarchyBuild. InputError if the potential has no grid
@@ -62,7 +61,7 @@ class MultigridInitializer : public InverseHessianInitializer {
   /// Whether this step fell back to the PN-PCG solve.
   bool fell_back() const { return fell_back_; }
   /// How many SetUps built a new hierarchy, and how many kept the last one (the same grid
-  /// and Hessian nonzero pattern: only the Galerkin products' numeric phase redone).
+  /// and Hessian nonzero pattern: only the Galerkin products redone).
   int hierarchies_built() const { return built_; }
   int hierarchies_reused() const { return reused_; }
 

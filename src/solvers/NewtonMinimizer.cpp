@@ -160,9 +160,10 @@ SolveReport NewtonMinimizer::Minimize(IncrementalPotential& potential, Vec u) {
           throw InputError("-" + prefix_ + "pc_type mg: the grid multigrid needs an MPM grid");
         PC pc = nullptr;
         OPTISTEP_PETSC(KSPGetPC(ksp_, &pc));
-        multigrid_->SetGrid(pc, *potential.Grid());
+        multigrid_->SetGrid(pc, *potential.Grid(), H);
         levels_built = true;
       }
+      if (multigrid_) multigrid_->SetOperator(H);
       OPTISTEP_PETSC(KSPSetOperators(ksp_, H, H));
       // The preconditioner is made here: some options are judged only now (a factorization
       // package, a preconditioner that does not take the matrix format).
