@@ -37,9 +37,9 @@ GridMultigrid::GridMultigrid(MPI_Comm comm, std::string prefix, int levels, Embe
       embedding_(embedding),
       scene_path_(std::move(scene_path)) {}
 
-GridMultigrid::~GridMultigrid() { Clear(); }
+GridMultigrid::~GridMultigrid() { Reset(); }
 
-void GridMultigrid::Clear() {
+void GridMultigrid::Reset() {
   grid_levels_.clear();
   MatDestroy(&first_P_);
   MatDestroy(&first_R_);
@@ -165,7 +165,7 @@ void GridMultigrid::SetGrid(PC pc, const GridInfo& grid, Mat A) {
                      ": the grid multigrid reads the level-0 Hessian as 3x3 blocks; expected -hessian_mat_type "
                      "baij (the default)");
   }
-  Clear();
+  Reset();
   sizes_.clear();
   BuildGridLevels(pc, grid, A, 0);
   grid_ = grid;
@@ -177,7 +177,7 @@ void GridMultigrid::SetGrid(PC pc, const GridInfo& grid, Mat A) {
 }
 
 void GridMultigrid::SetFirstProlongation(PC pc, Mat A, Mat P0, const GridInfo& first_grid) {
-  Clear();
+  Reset();
   sizes_.clear();
   if (levels_ < 2)
     throw InputError((levels_from_option_ ? "-" + prefix_ + "pc_mg_levels" : scene_path_ + ": solver.mg_levels") +

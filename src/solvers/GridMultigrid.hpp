@@ -79,6 +79,10 @@ class GridMultigrid {
   /// from first_grid by the structured products as in SetGrid. Level 0 is smoothed by
   /// PETSc's SOR (Configure with FirstLevel::kUnstructured). Same errors as SetGrid.
   void SetFirstProlongation(PC pc, Mat A, Mat P0, const GridInfo& first_grid);
+  /// Drops the levels of the last SetGrid or SetFirstProlongation (and the references they
+  /// hold to its level-0 matrix), so that a new level-0 matrix is not made while the old one
+  /// lives. After KSPReset of the KSP holding the PC. Rank-local.
+  void Reset();
   /// Collective: the level-0 matrix A (the one given to SetGrid or SetFirstProlongation)
   /// has new values: forms every coarse operator again. Before the set-up of the KSP
   /// holding pc. Timed as GalerkinProduct.
@@ -116,7 +120,6 @@ class GridMultigrid {
   /// Builds the grid levels from `grid` with operator A down to the coarsest; `above` is
   /// the number of levels above grid (0, or 1 below an unstructured level 0).
   void BuildGridLevels(PC pc, const GridInfo& grid, Mat A, int above);
-  void Clear();
 
   MPI_Comm comm_;
   std::string prefix_;

@@ -82,6 +82,7 @@ void MultigridInitializer::SetUp(IncrementalPotential& potential, Vec u0) {
     return;
   }
   OPTISTEP_PETSC(KSPReset(ksp_));
+  multigrid_.Reset();
   MatDestroy(&H_);
   H_ = potential.CreateHessian();
   MatType type = nullptr;

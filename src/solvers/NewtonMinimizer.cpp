@@ -121,6 +121,7 @@ SolveReport NewtonMinimizer::Minimize(IncrementalPotential& potential, Vec u) {
   SolveReport report;
   // A new grid every MPM step: the multigrid's levels are built afresh.
   if (LayoutChanged(u) || multigrid_) OPTISTEP_PETSC(KSPReset(ksp_));
+  if (multigrid_) multigrid_->Reset();
   bool levels_built = false;
   Vec g = nullptr, d = nullptr, work = nullptr;
   OPTISTEP_PETSC(VecDuplicate(u, &g));
