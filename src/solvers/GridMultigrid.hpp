@@ -14,8 +14,10 @@
 //    symmetric positive definite (with an exact coarsest solve);
 //  - the coarsest level by point-block-Jacobi PCG to relative tolerance 1/2 (HOT Sec.
 //    5.3), or exactly: -<prefix>mg_coarse_ksp_type preonly -<prefix>mg_coarse_pc_type
-//    redundant -<prefix>mg_coarse_redundant_pc_type cholesky (a sparse Cholesky
-//    factorization of the coarsest operator, redundant on every rank; see the README);
+//    redundant -<prefix>mg_coarse_redundant_pc_type cholesky (PETSc's sparse Cholesky
+//    factorization of the coarsest operator, redundant on every rank; that operator is
+//    only semi-definite where columns of P are dependent at a ragged fringe, see
+//    NodeEmbedding.hpp: its null space is P's, which the prolongation removes);
 //  - the prolongations P as PETSc MAIJ matrices (the scalar weights, 3 components).
 // The PC is an ordinary PETSc object under the caller's options prefix, so every PCMG
 // parameter is an option (-<prefix>pc_mg_levels, -<prefix>mg_levels_ksp_type,
@@ -24,7 +26,8 @@
 // levels from the scene's solver.mg_levels (3, HOT Sec. 7.1), the embedding from
 // solver.mg_embedding (linear, HOT Sec. 4); a multiplicative V-cycle, one per application.
 //
-// Life cycle: Configure once; per new grid, after the KSP holding pc was reset, SetGrid
+// Life cycle: Configure once; per new grid, after the KSP holding pc was reset, Reset and
+// SetGrid
 // (levels, prolongations, coarse patterns, smoothers: the symbolic part) with the level-0
 // matrix assembled at least once; then SetOperator whenever the level-0 matrix has new
 // values (the numeric part: the Galerkin products), before the KSP's set-up. A caller whose
