@@ -9,7 +9,7 @@
 #include "core/GhostedVector.hpp"
 #include "core/Phases.hpp"
 #include "fem/TetElement.hpp"
-#include "partition/ParticlePartition.hpp"
+#include "partition/GreedyColoring.hpp"
 
 namespace optistep {
 namespace {

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "core/Error.hpp"
-#include "partition/Exchange.hpp"
+#include "core/Exchange.hpp"
 
 namespace optistep {
 namespace {

@@ -1,38 +1,21 @@
 #pragma once
 // Geometric multigrid on a grid (HOT, Wang et al. 2020, Sec. 4): PETSc's PCMG on the levels
-// of solvers/NodeEmbedding.hpp (level m has spacing 2^m dx, every level split over the
-// ranks by whole 4 x 4 x 4 blocks), with
-//  - Galerkin coarse operators H^(m+1) = P^T H^m P (HOT eq. 6) formed by the fixed stencil
-//    of the embedding (solvers/GridGalerkinProduct.hpp): per owned coarse row from the
-//    fine rows around it, in a fixed order, so that they do not depend on the rank count,
-//    and with no symbolic phase: the coarse patterns follow from the grid. Every level is
-//    a BAIJ matrix of block size 3 (the level-0 Hessian included);
-//  - HOT's smoother on every level but the coarsest: one symmetric multicolored block
-//    Gauss-Seidel sweep before and one after the coarse correction
-//    (solvers/ColoredGaussSeidel.hpp; HOT Sec. 5.3, Alg. 2), as PETSc's Richardson with a
-//    PCSHELL: the same operator on any number of ranks, symmetric, so the V-cycle is
-//    symmetric positive definite (with an exact coarsest solve);
-//  - the coarsest level by point-block-Jacobi PCG to relative tolerance 1/2 (HOT Sec.
-//    5.3), or exactly: -<prefix>mg_coarse_ksp_type preonly -<prefix>mg_coarse_pc_type
-//    redundant -<prefix>mg_coarse_redundant_pc_type cholesky (PETSc's sparse Cholesky
-//    factorization of the coarsest operator, redundant on every rank; that operator is
-//    only semi-definite where columns of P are dependent at a ragged fringe, see
-//    NodeEmbedding.hpp: its null space is P's, which the prolongation removes);
-//  - the prolongations P as PETSc MAIJ matrices (the scalar weights, 3 components).
-// The PC is an ordinary PETSc object under the caller's options prefix, so every PCMG
-// parameter is an option (-<prefix>pc_mg_levels, -<prefix>mg_levels_ksp_type,
-// -<prefix>mg_levels_pc_type sor (PETSc's rank-local SOR instead of ours), ...; -help
-// lists them). Defaults (set before the options are read, so options override): the
-// levels from the scene's solver.mg_levels (3, HOT Sec. 7.1), the embedding from
-// solver.mg_embedding (linear, HOT Sec. 4); a multiplicative V-cycle, one per application.
-//
+// of solvers/NodeEmbedding.hpp (level m has spacing 2^m dx), with Galerkin coarse operators
+// P^T H P (HOT eq. 6) formed by the embedding's fixed stencil (solvers/GridGalerkinProduct.hpp:
+// no symbolic phase, sums in an order fixed by the grid, so bitwise the same on any rank
+// count), every level BAIJ of block size 3, HOT's multicolored block Gauss-Seidel smoother
+// (solvers/ColoredGaussSeidel.hpp, one symmetric sweep before and after), point-block-Jacobi
+// PCG on the coarsest level (or an exact redundant Cholesky by options), one multiplicative
+// V-cycle per application. The PC is an ordinary PETSc object under the caller's options
+// prefix, so every PCMG parameter is an option (-help lists them); the scene's defaults
+// (solver.mg_levels, solver.mg_embedding) are set first.
 // Life cycle: Configure once; per new grid, after the KSP holding pc was reset, Reset and
-// SetGrid
-// (levels, prolongations, coarse patterns, smoothers: the symbolic part) with the level-0
-// matrix assembled at least once; then SetOperator whenever the level-0 matrix has new
-// values (the numeric part: the Galerkin products), before the KSP's set-up. A caller whose
-// next grid and level-0 pattern are those of the last SetGrid (SameGrid) keeps all of it and
-// calls SetOperator alone.
+// SetGrid (the symbolic part) with the level-0 matrix assembled at least once; then
+// SetOperator whenever the level-0 matrix has new values (the Galerkin products), before the
+// KSP's set-up. A caller whose next grid and level-0 pattern are those of the last SetGrid
+// (SameGrid) keeps all of it and calls SetOperator alone. A tet mesh above the grid levels
+// calls SetFirstProlongation instead of SetGrid.
+// The method, the defaults' sources and the choices measured: docs/methods/hot.md.
 #include <petscksp.h>
 
 #include <memory>

@@ -1,32 +1,17 @@
 #pragma once
 // The levels of a grid multigrid on an MPM grid, and the prolongation between two of them
-// by node embedding (HOT, Wang, Li, Fang, Zhang, Gao, Tang, Kaufman, Jiang 2020, Sec. 4).
-// Level m + 1 has spacing 2 dx_m; along each axis a fine node takes the weight
-// AxisWeight(d) from the coarse node c at fine distance d = i - 2c:
-//  - linear (HOT Sec. 4, eq. 5; the default): 1 at d = 0, 1/2 at d = +-1: fine index 2c
-//    copies coarse node c, fine index 2c + 1 takes 1/2 from c and c + 1;
-//  - quadratic (HOT's ablation; its reference code's quadratic_weight_template): 3/4 at
-//    d = 0, 1/2 at d = +-1, 1/8 at d = +-2;
-// in 3D a weight is the product of the three axes' weights, times the 3x3 identity (block
-// size 3).
-//
-// The grid is sparse: a coarse node exists when some fine node takes a non-zero weight from
-// it (HOT's coarse grids hold the nodes their particles' stencils reach), so the coarse
-// level depends on the fine node set alone, not on the rank count, and every row of P
-// holds all its weights: P reproduces linear fields exactly, at the grid's fringe too. At a
-// ragged fringe a coarse node may be reached by few fine nodes, and the columns of P of
-// such nodes can be linearly dependent: then P^T H P is only positive semi-definite (its
-// null space is P's, which P maps to zero, so a coarse correction P e is the same for every
-// solution of a coarse system P^T r = A_c e).
-//
-// Distribution. Every level is split over the ranks by blocks of 4 x 4 x 4 nodes (block
-// floor(i / 4), floor(j / 4), floor(k / 4); mpm/LocalGrid's blocks at level 0): the whole
-// block on one rank, which is what makes the colored Gauss-Seidel sweep of
-// solvers/ColoredGaussSeidel.hpp independent of the rank count. A coarse block goes to the
-// rank owning most of the fine copies of its nodes (ties: the lowest rank); ranks agree on
-// it by a rendezvous at the block's home rank (a hash of its coordinates). Each rank numbers
-// its coarse nodes contiguously (PETSc ownership) by block, blocks in (z, y, x) order, and
-// within a block by (k, j, i): deterministic for a fine level and a rank count.
+// by node embedding (HOT, Wang, Li, Fang, Zhang, Gao, Tang, Kaufman, Jiang 2020, Sec. 4):
+// level m + 1 has spacing 2 dx_m, and a fine node is the weighted sum of the coarse nodes
+// around it, per axis linear (HOT eq. 5, the default) or quadratic (HOT's ablation), in 3D
+// the product of the axes' weights times the 3x3 identity. Both reproduce linear fields
+// exactly. The grid is sparse: a coarse node exists when a fine node takes a non-zero
+// weight from it, so a coarse level depends on the fine node set alone.
+// Contract: every level is split over the ranks by whole blocks of 4 x 4 x 4 nodes (what
+// makes solvers/ColoredGaussSeidel.hpp independent of the rank count); a coarse block goes
+// to the rank owning most of the fine copies of its nodes (ties: the lowest rank), agreed by
+// a rendezvous; each rank numbers its coarse nodes contiguously by block, deterministically
+// for a fine level and rank count.
+// The weights, the semi-definite fringe, ownership and numbering: docs/methods/hot.md.
 #include <petscmat.h>
 
 #include <array>
