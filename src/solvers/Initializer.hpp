@@ -31,7 +31,7 @@ class InverseHessianInitializer {
   virtual ~InverseHessianInitializer() = default;
   /// The type as in solver.initializer.
   virtual const char* Type() const = 0;
-  /// The Hessian storage the type needs (MATAIJ for Galerkin products), or null for the
+  /// The Hessian storage the type needs (MATBAIJ for the grid multigrid, which reads 3x3 blocks), or null for the
   /// discretization's default; -hessian_mat_type overrides either.
   virtual const char* HessianType() const { return nullptr; }
   /// Collective: reads the type's own options (its KSP's prefix).

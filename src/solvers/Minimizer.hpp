@@ -69,8 +69,8 @@ class Minimizer {
 
   /// The method's name as in solver.method ("newton", "newton_mg", "lbfgs", "hot").
   virtual const char* Type() const = 0;
-  /// After SetUp: the Hessian storage the method needs (MATAIJ for a Galerkin multigrid's
-  /// triple products), or null for the discretization's default; -hessian_mat_type overrides
+  /// After SetUp: the Hessian storage the method needs (MATBAIJ for the grid multigrid,
+  /// which reads 3x3 blocks), or null for the discretization's default; -hessian_mat_type overrides
   /// either (src/mpm/MpmIncrementalPotential.hpp).
   virtual const char* HessianType() const { return nullptr; }
   const std::string& prefix() const { return prefix_; }
