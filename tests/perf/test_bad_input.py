@@ -1,5 +1,5 @@
-"""Bad input to the Python tools (issue 31, item 6): scripts/report, scripts/scaling-study,
-scripts/bench and scripts/perf-model answer with one line on stderr naming the file or
+"""Bad input to the Python tools: scripts/report, scripts/scaling-study, scripts/bench,
+scripts/perf-model and scripts/dot-side-by-side.py answer with one line on stderr naming the file or
 argument and what is wrong, exit 1, and no traceback; a stats.csv whose last row a killed
 run cut short is read without that row and with a note. Registered in ctest as
 perf_bad_input.np1 (pytest, Debian's python3-pytest). The cases need no optistep run:
@@ -214,3 +214,31 @@ def test_perf_model_refuses_a_csv_that_is_not_a_ladder(tmp_path):
 
 def test_perf_model_refuses_a_missing_csv(tmp_path):
     refused(tool("perf-model", str(tmp_path / "none.csv")), "none.csv", "missing")
+
+
+# ---------------------------------------------------------------------------- dot-side-by-side.py
+def test_side_by_side_refuses_bad_arguments(tmp_path):
+    prog = "dot-side-by-side.py"
+    refused(tool(prog), "reference")
+    refused(tool(prog, "/nonexistent/DOT_bin"), "/nonexistent/DOT_bin", "not an executable")
+    refused(tool(prog, "/bin/true", "--steps", "two"), "--steps", "'two'")
+    refused(tool(prog, "/bin/true", "--ranks", "0"), "--ranks", "'0'")
+    refused(tool(prog, "/bin/true", "--optistep", "/nonexistent/optistep"), "--optistep")
+    refused(tool(prog, "/bin/true", "--optistep", "/bin/true"), "bar17K_twist_DOT.txt")
+
+
+def test_side_by_side_names_a_reference_run_that_fails(tmp_path):
+    """A reference binary that exits 1: one line naming it, its exit and its log."""
+    (tmp_path / "input").mkdir()
+    (tmp_path / "input" / "bar17K_twist_DOT.txt").write_text("time 1 0.025\ntimeStepper DOT 6\n")
+    (tmp_path / "build").mkdir()
+    binary = tmp_path / "build" / "DOT_bin"
+    binary.write_text("#!/bin/sh\nexit 1\n")
+    binary.chmod(0o755)
+    out = tmp_path / "out"
+    refused(tool("dot-side-by-side.py", str(binary), "--optistep", "/bin/true", "--out", str(out)),
+            "DOT_bin", "exit 1", "reference_1.txt")
+    not_a_folder = tmp_path / "file"
+    not_a_folder.write_text("x")
+    refused(tool("dot-side-by-side.py", str(binary), "--optistep", "/bin/true", "--out",
+                 str(not_a_folder / "out")), "--out")
