@@ -499,14 +499,16 @@ CUBE_POLY = "configs/meshes/cube.poly"
 SMOKE = Benchmark(
     "smoke", "Smoke test of the benchmark machinery (FEM)",
     "tests/data/smoke.yaml with the cube of configs/meshes/cube.poly (tetgen -pq1.4a0.01 and "
-    "a0.002) lifted above the ground, 2 steps, newton, lbfgs and the FEM multigrid, 1 and 2 ranks",
+    "a0.002) lifted above the ground, 2 steps, newton, lbfgs, the FEM multigrid and DOT, 1 and "
+    "2 ranks",
     scenes=[Scene("cube", "tests/data/smoke.yaml", frame_rate=25,
                   sets=("bodies.0.transform.translate=[0, 0.55, 0]",),
                   rungs=tuple(Rung(f"a{v}", mesh=Mesh(f"cube-pq1.4a{v}", CUBE_POLY, f"-pq1.4a{v}", t),
                                    size=t) for v, t in (("0.01", 560), ("0.002", 1242))))],
     methods=[Method("newton", ("solver.method=newton",)), Method("lbfgs", ("solver.method=lbfgs",)),
              Method("newton-mg", ("solver.method=newton_mg",), pending="the FEM multigrid (branch mgfem)",
-                    optional=True)],
+                    optional=True),
+             dot_variant("dot", optional=True)],
     ranks=(1, 2), frames=2, checkpoint_every_steps=1, windows=(Window("f2_2", 2, 2),),
     table=LADDER_TABLE, plots=("ladder",), replaces="(tests)")
 SMOKE_MPM = Benchmark(

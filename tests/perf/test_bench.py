@@ -191,7 +191,7 @@ def test_optional_scenes_run_when_a_filter_names_them():
 def smoke(tmp_path_factory):
     out = str(tmp_path_factory.mktemp("bench") / "smoke")
     env = dict(ENV, OPTISTEP_MESH_CACHE=os.path.join(out, "meshes"))
-    text = bench("smoke", "--quick", "--out", out, "--only", "method=newton,lbfgs,newton-mg",
+    text = bench("smoke", "--quick", "--out", out, "--only", "method=newton,lbfgs,newton-mg,dot",
                  env=env)
     return out, text, env
 
@@ -250,6 +250,23 @@ def test_smoke_rows_are_what_optistep_and_petsc_wrote(smoke):
         # the frame window (frame 2 of 2): the second step
         assert float(r["s_per_step_f2_2"]) == pytest.approx(wall[1], rel=1e-5)
         assert float(r["load_before"]) >= 0 and float(r["load_after"]) >= 0
+
+
+def test_dot_rows_hold_its_refreshes_and_coarse_phases(smoke):
+    """DOT's columns (bench-dot.sh's): refreshes per step and the coarse space's phases are
+    the means of stats.csv's columns."""
+    out, _, _ = smoke
+    rows = [r for r in read_csv(os.path.join(out, "smoke.csv")) if r["method"] == "dot"]
+    assert len(rows) == 2 * 2
+    for r in rows:
+        assert r["exit"] == "0", r["note"]
+        stats = perf.read_stats(os.path.join(r["run_dir"], "out", "stats.csv"))
+        for column, source in (("refreshes_per_step", "refreshes"),
+                               ("t_CoarseFactor", "t_CoarseFactor"),
+                               ("t_CoarseSolve", "t_CoarseSolve")):
+            assert float(r[column]) == pytest.approx(np.mean([s[source] for s in stats]), rel=1e-5,
+                                                     abs=1e-12), column
+        assert float(r["cpu_s"]) > 0
 
 
 def test_a_method_optistep_refuses_keeps_its_row(smoke):
@@ -316,7 +333,8 @@ def test_performance_model_runs_on_the_smoke_ladder(smoke):
     assert res.returncode == 0, res.stderr
     model = read_csv(os.path.join(out, "model", "model.csv"))
     assert {(r["method"], r["study"], int(r["ranks"])) for r in model} == {
-        (m, s, p) for m in ("newton", "lbfgs") for s in ("strong", "weak") for p in (64, 256, 1024)}
+        (m, s, p) for m in ("newton", "lbfgs", "dot") for s in ("strong", "weak")
+        for p in (64, 256, 1024)}
     for r in model:
         parts = float(r["t_comp_s"]) + float(r["t_reduce_s"]) + float(r["t_halo_latency_s"]) + \
             float(r["t_halo_bandwidth_s"])
