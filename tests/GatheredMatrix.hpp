@@ -20,6 +20,7 @@ using Sparse = Eigen::SparseMatrix<double>;
 
 /// Collective: the whole matrix A on every rank, as an Eigen sparse matrix.
 inline Sparse Gather(Mat A) {
+  const MPI_Comm comm = PetscObjectComm(reinterpret_cast<PetscObject>(A));
   PetscInt begin = 0, end = 0, rows = 0, cols = 0;
   OPTISTEP_PETSC(MatGetOwnershipRange(A, &begin, &end));
   OPTISTEP_PETSC(MatGetSize(A, &rows, &cols));
@@ -36,8 +37,8 @@ inline Sparse Gather(Mat A) {
     }
     OPTISTEP_PETSC(MatRestoreRow(A, r, &n, &c, &v));
   }
-  const auto all_index = AllGatherLists(MPI_COMM_WORLD, index);
-  const auto all_value = AllGatherLists(MPI_COMM_WORLD, value);
+  const auto all_index = AllGatherLists(comm, index);
+  const auto all_value = AllGatherLists(comm, value);
   std::vector<Eigen::Triplet<double>> triplets;
   for (std::size_t k = 0; k < all_value.size(); ++k)
     triplets.emplace_back(static_cast<int>(all_index[2 * k]), static_cast<int>(all_index[2 * k + 1]), all_value[k]);
@@ -55,10 +56,10 @@ inline double MaxAbs(const Sparse& A) {
 }
 
 /// Collective: every node of a grid level, in global (PETSc) order, on every rank.
-inline std::vector<std::array<int, 3>> GatherGridNodes(const GridInfo& level) {
+inline std::vector<std::array<int, 3>> GatherGridNodes(const GridInfo& level, MPI_Comm comm = MPI_COMM_WORLD) {
   std::vector<int> mine;
   for (const auto& c : level.owned_nodes) mine.insert(mine.end(), c.begin(), c.end());
-  const std::vector<int> all = AllGatherLists(MPI_COMM_WORLD, mine);
+  const std::vector<int> all = AllGatherLists(comm, mine);
   std::vector<std::array<int, 3>> nodes(all.size() / 3);
   for (std::size_t n = 0; n < nodes.size(); ++n) nodes[n] = {all[3 * n], all[3 * n + 1], all[3 * n + 2]};
   return nodes;

@@ -44,7 +44,7 @@
 #include "core/Error.hpp"
 #include "integrators/FemBackwardEuler.hpp"
 #include "core/Exchange.hpp"
-#include "solvers/GridNodeOwnership.hpp"
+#include "solvers/NodeEmbedding.hpp"
 #include "solvers/TetGridEmbedding.hpp"
 #include "solvers/TetGridMultigrid.hpp"
 
@@ -127,7 +127,7 @@ std::array<double, 3> LowestCorner(const AllNodes& all) {
   return o;
 }
 
-TEST(FemMultigrid, EmbeddingReproducesAffineFieldsAtTheNodesAndOwnsByWeight) {
+TEST(FemMultigrid, EmbeddingReproducesAffineFieldsAtTheNodesAndOwnsByBlocks) {
   FemSimulation sim(PETSC_COMM_WORLD, ReadSceneConfig(test::SourcePath(kBar)));
   const RestNodes& nodes = *PotentialOf(sim).Nodes();
   const double h = 0.23;  // m: about 2 mean node spacings of the bar
@@ -139,12 +139,12 @@ TEST(FemMultigrid, EmbeddingReproducesAffineFieldsAtTheNodesAndOwnsByWeight) {
   const std::vector<GridCoord> coarse = test::GatherGridNodes(grid);
   ASSERT_EQ(static_cast<PetscInt>(coarse.size()), grid.n_global);
 
-  // The test's own grid: the corners free nodes take non-zero weight from, with each rank's
-  // sum of weights.
-  std::map<GridCoord, std::map<int, double>> taken;
+  // The test's own grid: the corners free nodes take non-zero weight from, and which ranks'
+  // free nodes reference each.
+  std::map<GridCoord, std::set<int>> taken;
   for (std::size_t k = 0; k < all.X.size(); ++k)
     if (!all.held[k])
-      for (const auto& [c, w] : TrilinearWeights(all.X[k], o, h)) taken[c][all.rank[k]] += w;
+      for (const auto& [c, w] : TrilinearWeights(all.X[k], o, h)) taken[c].insert(all.rank[k]);
   EXPECT_EQ(taken.size(), coarse.size()) << "grid nodes";
   std::vector<int> owner_of_global(coarse.size(), -1);
   {
@@ -152,21 +152,27 @@ TEST(FemMultigrid, EmbeddingReproducesAffineFieldsAtTheNodesAndOwnsByWeight) {
     const auto all_owners = AllGatherLists(MPI_COMM_WORLD, mine);
     owner_of_global.assign(all_owners.begin(), all_owners.end());
   }
-  int wrong_owner = 0, unknown = 0;
+  // Ownership by HOT's 4^3 blocks (what keeps the colored smoother independent of the rank
+  // count): every block on one rank, and that rank references the block.
+  int unknown = 0, split_blocks = 0, unreferenced_owner = 0;
+  std::map<GridCoord, int> block_owner;
+  std::map<GridCoord, std::set<int>> block_referenced_by;
   for (std::size_t n = 0; n < coarse.size(); ++n) {
     const auto it = taken.find(coarse[n]);
     if (it == taken.end()) {
       ++unknown;
       continue;
     }
-    double best = 0.0;
-    for (const auto& [r, w] : it->second) best = std::max(best, w);
-    // The code sums in another order: ranks within round-off of the best may win a tie.
-    const auto own = it->second.find(owner_of_global[n]);
-    if (own == it->second.end() || own->second < best - 1e-12) ++wrong_owner;
+    const GridCoord b = BlockOf(coarse[n]);
+    const auto [at, fresh] = block_owner.emplace(b, owner_of_global[n]);
+    if (!fresh && at->second != owner_of_global[n]) ++split_blocks;
+    block_referenced_by[b].insert(it->second.begin(), it->second.end());
   }
+  for (const auto& [b, r] : block_owner)
+    if (!block_referenced_by[b].count(r)) ++unreferenced_owner;
   EXPECT_EQ(unknown, 0) << "grid nodes no free node takes weight from";
-  EXPECT_EQ(wrong_owner, 0) << "grid nodes not owned by the rank taking the most weight";
+  EXPECT_EQ(split_blocks, 0) << "grid nodes whose 4^3 block has another owner";
+  EXPECT_EQ(unreferenced_owner, 0) << "blocks owned by a rank none of whose nodes reference them";
 
   // An affine field of the grid coordinates, prolonged.
   const double A[3][3] = {{0.75, -0.5, 0.25}, {0.125, 1.5, -1.0}, {-0.375, 0.625, 2.0}};
@@ -559,7 +565,7 @@ TEST(FemMultigrid, BadLevelsAndGridRatiosAreRefusedNamingTheirKey) {
     EXPECT_EQ(text.find('\n'), std::string::npos) << "one line: " << text;
   };
   expect_one_line(message({"solver.method=newton_mg", "solver.mg_levels=12"}),
-                  "twisted_bar.yaml: solver.mg_levels: 12 levels, but the mesh's first grid");
+                  "twisted_bar.yaml: solver.mg_levels: 12 levels, but this step's grid");
   {
     const ScopedOptions option(Options{{"-newton_pc_mg_levels", "12"}});
     expect_one_line(message({"solver.method=newton_mg"}), "-newton_pc_mg_levels: 12 levels");

@@ -37,7 +37,7 @@ class NewtonMinimizer : public Minimizer {
   ~NewtonMinimizer() override;
 
   const char* Type() const override { return type_.c_str(); }
-  const char* HessianType() const override { return multigrid_ || tet_multigrid_ ? MATAIJ : nullptr; }
+  const char* HessianType() const override { return multigrid_ ? MATBAIJ : tet_multigrid_ ? MATAIJ : nullptr; }
   SolveReport Minimize(IncrementalPotential& potential, Vec u) override;
 
  private:

@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "core/Error.hpp"
-#include "solvers/GridNodeOwnership.hpp"
+#include "solvers/NodeEmbedding.hpp"
 
 namespace optistep {
 namespace {
@@ -84,33 +84,24 @@ Mat BuildTetGridProlongation(MPI_Comm comm, const RestNodes& nodes, double h, in
     return e;
   };
 
-  // The grid nodes the free owned nodes take weight from, and this rank's claim on each:
-  // the weight they take from it, summed in the PETSc order of the nodes.
+  // The grid nodes the free owned nodes take weight from, each given once, split over the
+  // ranks by HOT's 4^3 blocks (DistributeGridNodes) so that the colored smoother of this
+  // level does not depend on the rank count.
   std::vector<Embedded> embedded(n_fine);
-  std::vector<std::pair<GridCoord, double>> taken;
+  std::vector<GridCoord> referenced;
   for (PetscInt k = 0; k < n_fine; ++k) {
     if (nodes.held[k]) continue;
     embedded[k] = embed(k);
-    for (int j = 0; j < embedded[k].n; ++j) taken.emplace_back(embedded[k].corner[j], embedded[k].weight[j]);
+    for (int j = 0; j < embedded[k].n; ++j) referenced.push_back(embedded[k].corner[j]);
   }
-  std::stable_sort(taken.begin(), taken.end(),
-                   [](const auto& a, const auto& b) { return ZyxLess(a.first, b.first); });
-  std::vector<GridCoord> referenced;
-  std::vector<double> claim;
-  for (const auto& [g, w] : taken) {
-    if (referenced.empty() || referenced.back() != g) {
-      referenced.push_back(g);
-      claim.push_back(0.0);
-    }
-    claim.back() += w;
-  }
-  taken.clear();
-  const std::vector<int> owner = ElectOwners(comm, referenced, claim);
-  std::vector<std::size_t> numbering;
-  for (std::size_t n = 0; n < referenced.size(); ++n)
-    if (owner[n] == rank) numbering.push_back(n);
-  const std::vector<PetscInt> global_id = NumberCoarseNodes(comm, referenced, owner, numbering, grid);
-  grid->dx = h;
+  std::sort(referenced.begin(), referenced.end(),
+            [](const GridCoord& a, const GridCoord& b) { return NodeIndex::Key(a) < NodeIndex::Key(b); });
+  referenced.erase(std::unique(referenced.begin(), referenced.end()), referenced.end());
+  *grid = DistributeGridNodes(comm, referenced, h);
+  std::vector<PetscInt> global_id;
+  std::vector<int> owner;
+  GridDirectory(comm, *grid).LookUp(referenced, &global_id, &owner);
+  const NodeIndex where(referenced);
   const PetscInt n_grid = static_cast<PetscInt>(grid->owned_nodes.size());
 
   // P: per free node, its weights on the diagonal of the 3x3 blocks, one scalar row per
@@ -119,7 +110,7 @@ Mat BuildTetGridProlongation(MPI_Comm comm, const RestNodes& nodes, double h, in
   std::vector<std::vector<std::pair<PetscInt, double>>> rows(n_fine);
   for (PetscInt k = 0; k < n_fine; ++k) {
     for (int j = 0; j < embedded[k].n; ++j) {
-      const std::ptrdiff_t n = FindGridNode(referenced, embedded[k].corner[j]);
+      const PetscInt n = where.Find(embedded[k].corner[j]);
       rows[k].emplace_back(global_id[n], embedded[k].weight[j]);
       for (int d = 0; d < 3; ++d) (owner[n] == rank ? d_nnz : o_nnz)[3 * k + d]++;
     }

@@ -5,9 +5,10 @@
 // body's grid (o_b: the body's lowest corner) takes the trilinear weights of the cell's 8
 // corners (exact zeros left out), so P reproduces affine fields exactly at the nodes. Held
 // (Dirichlet) nodes take no weight. Bodies' grids are set apart so that no level below
-// merges two bodies. A grid node is owned by the rank whose owned nodes take the most
-// weight from it (solvers/GridNodeOwnership.hpp); the result depends on the mesh, its
-// partition and h only. More: docs/methods/multigrid.md.
+// merges two bodies. The grid is split over the ranks by HOT's blocks of 4 x 4 x 4 nodes
+// (DistributeGridNodes, solvers/NodeEmbedding.hpp): a block goes to the rank whose free
+// nodes reference the most of its nodes; the result depends on the mesh, its partition and
+// h only. More: docs/methods/multigrid.md.
 #include <petscmat.h>
 
 #include "solvers/IncrementalPotential.hpp"

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "core/Error.hpp"
+#include "solvers/NodeEmbedding.hpp"
 #include "solvers/TetGridEmbedding.hpp"
 
 namespace optistep {
@@ -60,8 +61,9 @@ TetGridMultigrid::TetGridMultigrid(MPI_Comm comm, std::string prefix, const Solv
                  SceneEmbedding(config), config.scene_path) {}
 
 TetGridMultigrid::~TetGridMultigrid() {
-  for (Mat& P : prolongations_) MatDestroy(&P);
   PCDestroy(&inner_);
+  multigrid_.Reset();
+  MatDestroy(&P0_);
 }
 
 PetscErrorCode TetGridMultigrid::ReadOptions() {
@@ -102,7 +104,7 @@ void TetGridMultigrid::ConfigureCoarsest(PC pc) {
 
 void TetGridMultigrid::Configure(PC pc) {
   CallReadingOptions(prefix_, [&] { return ReadOptions(); });
-  multigrid_.Configure(pc);
+  multigrid_.Configure(pc, GridMultigrid::FirstLevel::kUnstructured);
   if (multigrid_.levels_from_option()) automatic_levels_ = false;
   ConfigureCoarsest(pc);
 }
@@ -131,43 +133,45 @@ void TetGridMultigrid::WrapAsShell(PC outer) {
   });
 }
 
-void TetGridMultigrid::BuildHierarchy(PC pc, IncrementalPotential& potential) {
+int TetGridMultigrid::AutomaticLevels(const GridInfo& first_grid) const {
+  int levels = 2;
+  GridInfo fine = first_grid;
+  while (fine.n_global > kCoarsestNodes) {
+    GridInfo coarse;
+    Mat P = BuildProlongation(comm_, fine, multigrid_.embedding(), &coarse);
+    MatDestroy(&P);
+    if (coarse.n_global >= fine.n_global) break;
+    ++levels;
+    fine = std::move(coarse);
+  }
+  return levels;
+}
+
+void TetGridMultigrid::BuildHierarchy(PC pc, IncrementalPotential& potential, Mat H) {
   const RestNodes* nodes = potential.Nodes();
   if (!nodes)
     throw InputError(scene_path_ + ": solver.method: the embedded-grid multigrid needs a tet mesh "
                      "(expected discretization: fem)");
   h_ = ratio_ * MeanNodeSpacing(*nodes);
   const int asked = multigrid_.levels();
-  multigrid_.StartLevelSizes(nodes->n_global, static_cast<PetscInt>(nodes->X.size()));
-  std::vector<Mat> prolongations;
+  int levels = 1;
+  MatDestroy(&P0_);
   if (automatic_levels_ || asked > 1) {
-    GridInfo grid;
     // The gap between bodies' grids must outlast the levels below (-1: as many as a grid
     // can shrink).
     const int below = automatic_levels_ ? -1 : asked - 2;
-    Mat P0 = BuildTetGridProlongation(comm_, *nodes, h_, below, &grid);
-    if (grid.n_global < nodes->n_global) {
-      prolongations.push_back(P0);
-      try {
-        const int count = automatic_levels_ ? -1 : asked - 1;
-        std::vector<Mat> below_grid =
-            multigrid_.BuildLevelsBelow(grid, count, kCoarsestNodes, "the mesh's first grid");
-        prolongations.insert(prolongations.end(), below_grid.begin(), below_grid.end());
-      } catch (...) {
-        MatDestroy(&P0);
-        throw;
-      }
+    P0_ = BuildTetGridProlongation(comm_, *nodes, h_, below, &first_grid_);
+    if (first_grid_.n_global < nodes->n_global) {
+      levels = automatic_levels_ ? AutomaticLevels(first_grid_) : asked;
     } else {
-      MatDestroy(&P0);  // automatic levels on a mesh too small for a grid: the smoother alone
+      MatDestroy(&P0_);  // automatic levels on a mesh too small for a grid: the smoother alone
       if (!automatic_levels_)
         throw InputError("-" + prefix_ + "mg_grid_ratio " + Shortest(ratio_) + ": the first grid (spacing " +
-                         Shortest(h_) + " m) has " + std::to_string(grid.n_global) +
+                         Shortest(h_) + " m) has " + std::to_string(first_grid_.n_global) +
                          " nodes, no fewer than the mesh's " + std::to_string(nodes->n_global) +
                          "; expected a larger ratio");
     }
   }
-  prolongations_ = std::move(prolongations);
-  const int levels = static_cast<int>(prolongations_.size()) + 1;
   if (levels != asked) {
     // Automatic levels: PCMG made again with the count the mesh gives, then the user's
     // options on the new levels.
@@ -183,7 +187,7 @@ void TetGridMultigrid::BuildHierarchy(PC pc, IncrementalPotential& potential) {
       return PetscErrorCode(0);
     });
   }
-  GridMultigrid::SetProlongations(pc, prolongations_);
+  if (P0_) multigrid_.SetFirstProlongation(pc, H, P0_, first_grid_);
 }
 
 void TetGridMultigrid::SetUp(PC pc, IncrementalPotential& potential, Mat H, bool first) {
@@ -193,8 +197,8 @@ void TetGridMultigrid::SetUp(PC pc, IncrementalPotential& potential, Mat H, bool
     MatType type = nullptr;
     OPTISTEP_PETSC(MatGetType(H, &type));
     throw InputError(std::string("-hessian_mat_type ") + type +
-                     ": the embedded-grid multigrid forms its coarse levels by Galerkin products "
-                     "(MatMatMatMult), which PETSc 3.18 offers for AIJ matrices only; expected aij");
+                     ": the embedded-grid multigrid forms its first coarse level by PETSc's Galerkin "
+                     "product (MatMatMatMult), which PETSc 3.18 offers for AIJ matrices only; expected aij");
   }
   ScopedPhase timed(kHierarchyBuildPhase);
   PetscObjectState pattern = 0;
@@ -210,20 +214,22 @@ void TetGridMultigrid::SetUp(PC pc, IncrementalPotential& potential, Mat H, bool
   }
   OPTISTEP_PETSC(PCSetReusePreconditioner(pc, PETSC_FALSE));
   if (!built_) {
-    BuildHierarchy(pc, potential);
+    BuildHierarchy(pc, potential, H);
     built_ = true;
     ++symbolic_;
   } else if (pattern != pattern_ || id != last_id_) {
-    // A new pattern (self-contact blocks): PCMG would refill the old products; they are
-    // formed again from the kept prolongations.
+    // A new pattern (self-contact blocks): level 1's product is formed again from the kept
+    // first prolongation, the grid levels below it made again.
     OPTISTEP_PETSC(PCReset(pc));
-    GridMultigrid::SetProlongations(pc, prolongations_);
+    multigrid_.Reset();
+    if (P0_) multigrid_.SetFirstProlongation(pc, H, P0_, first_grid_);
     ++symbolic_;
   } else {
     ++numeric_;
   }
   last_id_ = id;
   pattern_ = pattern;
+  if (P0_) multigrid_.SetOperator(H);
   OPTISTEP_PETSC(PCSetOperators(pc, H, H));
   CallReadingOptions(prefix_, [&] { return PCSetUp(pc); });
 }

@@ -2,15 +2,17 @@
 // Galerkin multigrid for tet meshes on embedded grids (Xian, Tong, Liu 2019, "A Scalable
 // Galerkin Multigrid Method for Real-time Simulation of Deformable Objects", ACM TOG 38(6)
 // 162): level 0 the mesh, level 1 a regular grid over each body at rest whose prolongation
-// is trilinear (solvers/TetGridEmbedding.hpp), the levels below HOT's grid levels
-// (solvers/NodeEmbedding.hpp); coarse operators P^T H P formed by PCMG as R H P
-// (solvers/GridMultigrid.hpp). Its options are PCMG's under the caller's prefix plus
-// -<prefix>mg_grid_ratio and -<prefix>mg_coarse_update (-help lists them).
-// Contract: levels automatic unless given (coarsest at most kCoarsestNodes nodes); smoother
-// HOT's symmetric Gauss-Seidel, coarsest level an exact LU on every rank, so the V-cycle is
-// a fixed SPD operator; prolongations built once per run, Galerkin products and the LU
-// refilled numerically while the Hessian's nonzero pattern holds, formed again when it
-// changes. The same mesh on the same ranks gives the same bits.
+// is trilinear (solvers/TetGridEmbedding.hpp), the levels below HOT's grid levels. The
+// hierarchy is HOT's GridMultigrid with an unstructured level 0 (SetFirstProlongation):
+// level 1 = P0^T H P0 by PETSc's triple product, the levels below by the embedding's
+// stencil, every grid level BAIJ and smoothed by HOT's colored Gauss-Seidel, level 0 by
+// PETSc's rank-local symmetric SOR. Its options are GridMultigrid's under the caller's
+// prefix plus -<prefix>mg_grid_ratio and -<prefix>mg_coarse_update (-help lists them).
+// Contract: levels automatic unless given (coarsest at most kCoarsestNodes nodes);
+// coarsest level an exact redundant LU on every rank, so the V-cycle is a fixed SPD
+// operator; prolongations built once per run, Galerkin products and the LU refilled
+// numerically while the Hessian's nonzero pattern holds, formed again when it changes.
+// The same mesh on the same ranks gives the same bits.
 // The method, the defaults and their sources, the limits: docs/methods/multigrid.md.
 #include <petscksp.h>
 
@@ -74,7 +76,10 @@ class TetGridMultigrid {
 
  private:
   PetscErrorCode ReadOptions();
-  void BuildHierarchy(PC pc, IncrementalPotential& potential);
+  void BuildHierarchy(PC pc, IncrementalPotential& potential, Mat H);
+  /// Automatic levels: 2 plus the grid levels below first_grid until one has at most
+  /// kCoarsestNodes nodes or stops shrinking. Collective.
+  int AutomaticLevels(const GridInfo& first_grid) const;
   /// Sets this multigrid's coarsest-level defaults on pc (a PCMG with its levels).
   void ConfigureCoarsest(PC pc);
 
@@ -88,7 +93,8 @@ class TetGridMultigrid {
   std::string coarse_update_ = "iteration";
   double h_ = 0.0;
   GridMultigrid multigrid_;
-  std::vector<Mat> prolongations_;  ///< finest first; [0] from the first grid to the mesh
+  Mat P0_ = nullptr;                ///< from the first grid to the mesh (null: one level)
+  GridInfo first_grid_;             ///< level 1
   PetscObjectState pattern_ = -1;   ///< H's nonzero state at the last SetUp
   PetscObjectId last_id_ = 0;       ///< H's id at the last SetUp
   bool built_ = false;
