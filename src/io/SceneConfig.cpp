@@ -317,6 +317,7 @@ const Names kForcings = {"gradient", "characteristic_norm", "preconditioned"};
 const Names kEmbeddings = {"linear", "quadratic"};
 const Names kDiscretizations = {"fem", "mpm", "particles"};
 const Names kDotMerges = {"average", "symmetric"};
+const Names kDotCoarseSpaces = {"rigid", "none"};
 const Names kFrictionModels = {"after_solve", "potential"};
 const Names kHessianProjections = {"element", "none"};
 const Names kBoundaries = {"sticky", "slip"};
@@ -570,7 +571,7 @@ std::vector<MotionSegmentConfig> ParseMotion(const Field& f) {
       f, [](const Field& item, std::size_t) { return ParseSegment(item); });
 }
 
-// --- Loads, time functions, initial conditions (issue 10, items 4 and 5) -------------------
+// --- Loads, time functions, initial conditions ----------------------------------------------
 
 const Names kTimeFunctionTypes = {"constant", "ramp", "table"};
 const std::vector<Names> kTimeFunctionTypeKeys = {{"value"}, {"start", "end", "from", "to"}, {"points"}};
@@ -951,10 +952,12 @@ ClothConfig ParseCloth(const Field& f, std::size_t i, const fs::path& scene_fold
 
 /// The top-level `dot` block (FEM only): DOT's subdomains (Li et al. 2019).
 DotConfig ParseDot(const Field& f) {
-  const MapView m(f, {"subdomains_per_rank", "merge"});
+  const MapView m(f, {"subdomains_per_rank", "subdomain_nodes", "merge", "coarse"});
   DotConfig dot;
   m.Read("subdomains_per_rank", dot.subdomains_per_rank, kPositiveInteger);
+  m.Read("subdomain_nodes", dot.subdomain_nodes, kPositiveInteger);
   m.Read("merge", dot.merge, kDotMerges);
+  m.Read("coarse", dot.coarse, kDotCoarseSpaces);
   return dot;
 }
 
@@ -996,7 +999,7 @@ SceneConfig ParseScene(const Field& root, const std::string& path) {
   scene.time = ParseTime(m.Require("time"));
 
   const fs::path scene_folder = fs::path(path).parent_path();
-  // Particle scenes hold chains only (issue 14); the others bodies only.
+  // Particle scenes hold chains and cloths only; the others bodies only.
   const bool particles = scene.discretization == "particles";
   for (const char* key : {"bodies", "boundary_conditions", "collision_objects"})
     if (particles && m.Has(key))
