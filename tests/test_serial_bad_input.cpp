@@ -503,6 +503,20 @@ const std::vector<BadInput>& Cases() {
                 "GB available on the run's 1 node", "MemAvailable in /proc/meminfo",
                 "expected a larger mpm.dx or a smaller mpm.ppc"}}
           .Around(UnderTwoGigabytes),
+      // Counts that cannot fit: refused from a lower bound of what they need, before
+      // anything of that size is allocated (exit 1).
+      BadInput{"chain_count_beyond_memory",
+               ChainScene("huge.yaml", "points: [[0, 0, 0], [0, -0.1, 0], [0, -0.2, 0]]",
+                          "start: [0, 0, 0], step: [0, -0.1, 0], count: 1000000000"),
+               "run huge.yaml", 1,
+               {"huge.yaml", "chains[0].count", "1e+09 chain particles need at least 80 GB", "GB available on this node",
+                "expected a smaller count"}}
+          .Around(UnderTwoGigabytes)
+          .AlsoByCheck(),
+      BadInput{"copies_beyond_memory", {}, "run ok.yaml --set 'bodies.0.copies={count: [1000, 1000, 1000]}'", 1,
+               {"ok.yaml", "bodies[0].copies.count", "1e+09 copies need at least", "expected a smaller count"}}
+          .Around(UnderTwoGigabytes)
+          .AlsoByCheck(),
       // PETSc options (exit 1); some values are judged only at the first solve.
       {"petsc_pc_type", {}, "run ok.yaml -newton_pc_type nonsense", 1, {"-newton_pc_type nonsense"}},
       {"petsc_ksp_type", {}, "run ok.yaml -newton_ksp_type nonsense", 1, {"-newton_ksp_type nonsense"}},

@@ -92,16 +92,21 @@ output: {directory: out}
 )");
 }
 
-// -newton_ksp_error_if_not_converged on a Richardson iteration that does not move (scale
-// 1e-30), one iteration allowed: every KSPSolve raises a PETSc error (DIVERGED_ITS). Each try is a failed try, not an abort; after the
-// last halving, StepFailure names the solve, and the state is the step's start.
-TEST(SolveErrors, PetscErrorInTheLinearSolveIsAFailedStep) {
-  const SceneConfig scene = RestingScene("ksp_error");
-  test::ScopedOptions options({{"-newton_ksp_error_if_not_converged", "true"},
-                               {"-newton_ksp_type", "richardson"},
-                               {"-newton_ksp_richardson_scale", "1e-30"},
-                               {"-newton_ksp_max_it", "1"}});
-  FemSimulation sim(MPI_COMM_WORLD, scene);
+/// Takes the first frame of RestingScene(tag) with a Krylov solve under `prefix` that
+/// raises a PETSc error at every solve: -<prefix>ksp_error_if_not_converged on a Richardson
+/// iteration that does not move (scale 1e-30), one iteration allowed (DIVERGED_ITS). Each
+/// try is a failed try, not an abort; after the last halving, StepFailure, with the state
+/// of the step's start. The tries end on the solve, on the line search along the poor
+/// direction it leaves (More-Thuente: "dx * (stp-stx) >= 0.0") or on the iteration cap; a
+/// PETSc error that escaped would end the test with an exception instead.
+void ExpectFailedStepFromSolveErrors(const std::string& tag, const std::string& prefix,
+                                     std::vector<std::pair<std::string, std::string>> options) {
+  for (const auto& [name, value] : std::vector<std::pair<std::string, std::string>>{
+           {"ksp_error_if_not_converged", "true"}, {"ksp_type", "richardson"},
+           {"ksp_richardson_scale", "1e-30"}, {"ksp_max_it", "1"}})
+    options.emplace_back("-" + prefix + name, value);
+  const test::ScopedOptions scoped(options);
+  FemSimulation sim(MPI_COMM_WORLD, RestingScene(tag));
   const std::vector<double> start = sim.GatherPositions();
   std::string failure;
   try {
@@ -110,28 +115,17 @@ TEST(SolveErrors, PetscErrorInTheLinearSolveIsAFailedStep) {
     failure = e.what();
   }
   EXPECT_NE(failure.find("failed after 2 halvings"), std::string::npos) << failure;
-  // The tries end on the direction's solve, on the line search along a poor direction
-  // (More-Thuente: "dx * (stp-stx) >= 0.0") or on the iteration cap: all failed tries, and
-  // a PETSc error that escaped would end this test with an exception instead.
   EXPECT_EQ(sim.GatherPositions(), start);
 }
 
-// The same through L-BFGS's initializer (LBFGS-H: a Krylov solve of the lagged Hessian).
+// Newton's direction: its Krylov solve.
+TEST(SolveErrors, PetscErrorInTheLinearSolveIsAFailedStep) {
+  ExpectFailedStepFromSolveErrors("ksp_error", "newton_", {});
+}
+
+// L-BFGS's initializer (LBFGS-H: a Krylov solve of the lagged Hessian).
 TEST(SolveErrors, PetscErrorInTheInitializerSolveIsAFailedStep) {
-  SceneConfig scene = RestingScene("initializer_error");
-  test::ScopedOptions options({{"-solver_method", "lbfgs"},
-                               {"-lbfgsh_ksp_error_if_not_converged", "true"},
-                               {"-lbfgsh_ksp_type", "richardson"},
-                               {"-lbfgsh_ksp_richardson_scale", "1e-30"},
-                               {"-lbfgsh_ksp_max_it", "1"}});
-  FemSimulation sim(MPI_COMM_WORLD, scene);
-  std::string failure;
-  try {
-    sim.AdvanceFrame(nullptr);
-  } catch (const StepFailure& e) {
-    failure = e.what();
-  }
-  EXPECT_NE(failure.find("failed after 2 halvings"), std::string::npos) << failure;
+  ExpectFailedStepFromSolveErrors("initializer_error", "lbfgsh_", {{"-solver_method", "lbfgs"}});
 }
 
 }  // namespace
