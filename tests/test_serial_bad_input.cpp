@@ -39,8 +39,7 @@ using test::ReadFile;
 enum class Folder {
   kUntouched,  ///< every file as it was, byte for byte: the input was judged before writing
   kRunStarted  ///< the run had begun, as a new run in that folder replaces the earlier one's
-               ///< files: PETSc judges some option values only at the first solve
-               ///< (docs/user/solver-options.md), and the folder that becomes unwritable mid-run
+               ///< files: the folder that becomes unwritable mid-run
 };
 
 /// Writes what a case needs into its folder (which already holds box.node/.ele, ok.yaml
@@ -57,7 +56,9 @@ struct BadInput {
   std::function<std::string(const std::string&)> around = {};  ///< see test::Optistep
   Folder folder = Folder::kUntouched;
   bool locked = false;  ///< this test process holds out/optistep.lock meanwhile
+  bool by_check = false;  ///< `optistep check` (args with run replaced) refuses it alike
 
+  BadInput AlsoByCheck() const { BadInput c = *this; c.by_check = true; return c; }
   BadInput OnRanks(int n) const { BadInput c = *this; c.ranks = n; return c; }
   BadInput Around(std::function<std::string(const std::string&)> f) const {
     BadInput c = *this;
@@ -123,6 +124,19 @@ bodies:
     material: {E: 1.0e5, nu: 0.3, density: 1000}
 output: {directory: out}
 )";
+
+/// kDxTypo with mpm.dx = 0.05 m: 64 cells, 512 particles, a grid that coarsens to 4 levels.
+Setup SmallMpmScene(const std::string& file) {
+  return [=](const fs::path& d) {
+    Write(d / file, std::string(kDxTypo).replace(std::string(kDxTypo).find("1.0e-4"), 6, "0.05"));
+  };
+}
+
+/// The box scene with the velocity expression [vx, 0, 0] (the box's nodes span [0, 1]^3).
+Setup VelocityExpression(const std::string& file, const std::string& vx) {
+  return Scene(file, "density: 1000}",
+               "density: 1000}\n    initial_conditions: {velocity_expression: ['" + vx + "', '0', '0']}");
+}
 
 /// An MPM body sampled from the unit cube's surface without its top face (the quads
 /// 0 2 3 1, ...; the top 4 5 7 6 is missing, so its edges have one triangle each).
@@ -489,11 +503,25 @@ const std::vector<BadInput>& Cases() {
                 "GB available on the run's 1 node", "MemAvailable in /proc/meminfo",
                 "expected a larger mpm.dx or a smaller mpm.ppc"}}
           .Around(UnderTwoGigabytes),
+      // Counts that cannot fit: refused from a lower bound of what they need, before
+      // anything of that size is allocated (exit 1).
+      BadInput{"chain_count_beyond_memory",
+               ChainScene("huge.yaml", "points: [[0, 0, 0], [0, -0.1, 0], [0, -0.2, 0]]",
+                          "start: [0, 0, 0], step: [0, -0.1, 0], count: 1000000000"),
+               "run huge.yaml", 1,
+               {"huge.yaml", "chains[0].count", "1e+09 chain particles need at least 80 GB", "GB available on this node",
+                "expected a smaller count"}}
+          .Around(UnderTwoGigabytes)
+          .AlsoByCheck(),
+      BadInput{"copies_beyond_memory", {}, "run ok.yaml --set 'bodies.0.copies={count: [1000, 1000, 1000]}'", 1,
+               {"ok.yaml", "bodies[0].copies.count", "1e+09 copies need at least", "expected a smaller count"}}
+          .Around(UnderTwoGigabytes)
+          .AlsoByCheck(),
       // PETSc options (exit 1); some values are judged only at the first solve.
       {"petsc_pc_type", {}, "run ok.yaml -newton_pc_type nonsense", 1, {"-newton_pc_type nonsense"}},
       {"petsc_ksp_type", {}, "run ok.yaml -newton_ksp_type nonsense", 1, {"-newton_ksp_type nonsense"}},
       BadInput{"petsc_mat_type", {}, "run ok.yaml -hessian_mat_type nonsense", 1, {"-hessian_mat_type nonsense"}}
-          .AfterRunStarted(),
+          .AlsoByCheck(),
       {"petsc_line_search", {}, "run ok.yaml -newton_tao_ls_type nonsense", 1, {"-newton_tao_ls_type nonsense"}},
       {"petsc_integer", {}, "run ok.yaml -newton_ksp_max_it abc", 1, {"-newton_ksp_max_it"}},
       {"petsc_method", {}, "run ok.yaml -solver_method nonsense", 1, {"-solver_method"}},
@@ -504,10 +532,10 @@ const std::vector<BadInput>& Cases() {
       BadInput{"petsc_factor_package", {},
                "run ok.yaml -newton_pc_type lu -newton_pc_factor_mat_solver_type nonsense", 1,
                {"-newton_pc_factor_mat_solver_type"}}
-          .AfterRunStarted(),
+          .AlsoByCheck(),
       BadInput{"petsc_pc_for_another_format", {}, "run ok.yaml -hessian_mat_type sbaij -newton_pc_type gamg",
                1, {"-newton_pc_type"}}
-          .AfterRunStarted(),
+          .AlsoByCheck(),
       {"petsc_dot_subdomains", {}, "run ok.yaml -solver_method dot -dot_subdomains_per_rank -1", 1,
        {"-dot_subdomains_per_rank"}},
       {"petsc_dot_subdomain_nodes", {}, "run ok.yaml -solver_method dot -dot_subdomain_nodes 0", 1,
@@ -518,15 +546,51 @@ const std::vector<BadInput>& Cases() {
       {"petsc_dot_merge", {}, "run ok.yaml -solver_method dot -dot_merge nonsense", 1, {"-dot_merge"}},
       {"petsc_log_csv_folder", {}, "run ok.yaml -optistep_log_csv no_such_folder/log.csv", 1,
        {"-optistep_log_csv no_such_folder/log.csv", "folder no_such_folder cannot be written"}},
-      // DOT's subdomains are split and factored when the first step sets up its initializer.
+      // DOT's subdomains are split and factored when the first step sets up its initializer:
+      // the step taken on a copy first finds these too.
       BadInput{"petsc_dot_factor_package", {},
                "run ok.yaml -solver_method dot -dot_sub_pc_factor_mat_solver_type nonsense", 1,
                {"-dot_sub_pc_factor_mat_solver_type"}}
-          .AfterRunStarted(),
+          .AlsoByCheck(),
       BadInput{"petsc_dot_more_subdomains_than_elements", {},
                "run ok.yaml -solver_method dot -dot_subdomains_per_rank 1000000", 1,
                {"dot.subdomains_per_rank"}}
-          .AfterRunStarted(),
+          .AlsoByCheck(),
+      // Judged only when the first step sets up its solvers: a run into a folder that holds
+      // files takes that step on a copy first, and check takes it too (exit 1).
+      BadInput{"lbfgs_vcycle_on_tets", {}, "run ok.yaml --set solver.method=lbfgs --set solver.initializer=vcycle",
+               1, {"initializer vcycle", "needs an MPM grid"}}.AlsoByCheck(),
+      BadInput{"mpm_projective_dynamics", SmallMpmScene("mpd.yaml"),
+               "run mpd.yaml --set solver.method=lbfgs --set solver.initializer=projective_dynamics", 1,
+               {"projective_dynamics initializer", "rest shape"}}.AlsoByCheck(),
+      BadInput{"mpm_subdomains", SmallMpmScene("msub.yaml"),
+               "run msub.yaml --set solver.method=lbfgs --set solver.initializer=subdomains", 1,
+               {"subdomains initializer", "tet mesh"}}.AlsoByCheck(),
+      BadInput{"mpm_mg_levels_beyond_the_grid", SmallMpmScene("mlev.yaml"),
+               "run mlev.yaml --set solver.method=hot --set solver.mg_levels=12", 1,
+               {"mlev.yaml", "solver.mg_levels", "12 levels", "coarsens only to 4"}}.AlsoByCheck(),
+      BadInput{"dot_subdomains_beyond_the_tets", {},
+               "run ok.yaml --set solver.method=dot --set dot.subdomains_per_rank=100000", 1,
+               {"dot.subdomains_per_rank", "100000", "tets"}}.AlsoByCheck(),
+      BadInput{"dot_subdomains_beyond_the_tets_on_two_ranks", {},
+               "run ok.yaml --set solver.method=dot --set dot.subdomains_per_rank=100000", 1,
+               {"dot.subdomains_per_rank", "100000", "tets"}}.OnRanks(2),
+      BadInput{"velocity_expression_infinite", VelocityExpression("inf.yaml", "1/x"), "run inf.yaml", 1,
+               {"inf.yaml", "bodies[0].initial_conditions.velocity_expression[0] is inf at (0, "}}.AlsoByCheck(),
+      BadInput{"velocity_expression_nan", VelocityExpression("nan.yaml", "sqrt(-1)"), "run nan.yaml", 1,
+               {"nan.yaml", "velocity_expression[0] is nan", "finite"}}.AlsoByCheck(),
+      BadInput{"velocity_expression_overflow", VelocityExpression("big.yaml", "exp(1000*x)"), "run big.yaml", 1,
+               {"big.yaml", "velocity_expression[0] is inf"}}.AlsoByCheck(),
+      BadInput{"velocity_expression_infinite_on_two_ranks", VelocityExpression("inf.yaml", "1/x"), "run inf.yaml", 1,
+               {"inf.yaml", "velocity_expression[0] is inf"}}.OnRanks(2),
+      BadInput{"mpm_velocity_expression_infinite",
+               [](const fs::path& d) {
+                 std::string scene = std::string(kDxTypo).replace(std::string(kDxTypo).find("1.0e-4"), 6, "0.05");
+                 scene.replace(scene.find("material:"), 9,
+                               "initial_conditions: {velocity_expression: ['sqrt(-1-x)', '0', '0']}\n    material:");
+                 Write(d / "minf.yaml", scene);
+               },
+               "run minf.yaml", 1, {"minf.yaml", "bodies[0].initial_conditions.velocity_expression[0] is nan"}}.AlsoByCheck(),
       // --strict-options judges every option before anything is written (exit 1).
       {"strict_unused_option", {}, "run ok.yaml -newton_pc_typo jacobi --strict-options", 1,
        {"-newton_pc_typo jacobi", "set but never used", "--strict-options"}},
@@ -637,6 +701,26 @@ TEST_P(BadInputTable, ExitCodeOneLineAndEarlierFilesKept) {
   test::ExpectOneLine(o, c.code, "optistep: error: ", pieces);
   if (c.folder == Folder::kUntouched)
     EXPECT_EQ(test::ContentsDiffer(before, test::FolderContents(dir_, outputs)), "");
+  if (c.by_check) {
+    ASSERT_EQ(c.args.rfind("run ", 0), 0u);
+    const test::Outcome checked = test::Optistep("check " + c.args.substr(4), dir_, c.around);
+    SCOPED_TRACE("optistep check");
+    test::ExpectOneLine(checked, c.code, "optistep: error: ", pieces);
+    EXPECT_EQ(test::ContentsDiffer(before, test::FolderContents(dir_, outputs)), "");
+  }
+}
+
+/// What check accepts, run accepts: check takes the first step, and says so.
+TEST(CheckCommand, TakesTheFirstStepAndWritesNothing) {
+  const fs::path dir = test::SharedTempDir("check_accepts");
+  test::WriteBoxMesh((dir / "box").string(), 2, 2, 2, Vec3(1, 1, 1));
+  Write(dir / "ok.yaml", test::BoxScene());
+  const test::Outcome o = test::Optistep("check ok.yaml", dir);
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.out.find("ok.yaml is valid (its first step was taken; nothing was written)"), std::string::npos)
+      << o.out;
+  EXPECT_FALSE(fs::exists(dir / "out"));
+  fs::remove_all(dir);
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, BadInputTable, ::testing::ValuesIn(Cases()),

@@ -18,6 +18,13 @@ namespace optistep {
 
 class FemSimulation : public Simulation {
  public:
+  /// Collective: the step controller's state check (StepController::SetStateCheck): ""
+  /// if every tet has a finite det F in (0, -step_max_det_f] (any det F with
+  /// -step_reject_inverted false) and a finite von Mises
+  /// stress, else one line naming the integrator, the worst tet (original id) with its
+  /// det F, the range and count, and what to change. Inverted elements are not a state to
+  /// go on from: they end in a failed step, not a silent explosion.
+  std::string CheckState() const;
   /// Collective. Reads and distributes the mesh and builds the model; writes nothing.
   /// Throws InputError (on every rank) for bad input.
   FemSimulation(MPI_Comm comm, const SceneConfig& scene);
@@ -45,6 +52,8 @@ class FemSimulation : public Simulation {
 
   PartitionQuality quality_;
   std::unique_ptr<FemModel> model_;
+  double max_det_f_ = INFINITY;  ///< -step_max_det_f
+  double min_det_f_ = 0.0;       ///< 0, or -inf with -step_reject_inverted false
   Vec x_ = nullptr;  ///< node positions (m), ghosted
   Vec v_ = nullptr;  ///< node velocities (m/s), ghosted
   std::unique_ptr<NaturalOrdering> node_order_;

@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -100,7 +101,11 @@ void PrintSummary(MPI_Comm comm, const SceneConfig& scene, MpmSimulation& sim) {
 template <class Simulation>
 int CheckOrRun(MPI_Comm comm, const SceneConfig& scene, const CommandLine& cl, Simulation& sim) {
   if (cl.command == "check") {
-    PetscPrintf(comm, "optistep: %s is valid (nothing was run or written)\n", scene.path.c_str());
+    // Some values are judged only when the first step sets up its solvers: check takes
+    // that step too, so what check accepts, run accepts.
+    sim.AdvanceStep(nullptr);
+    PetscPrintf(comm, "optistep: %s is valid (its first step was taken; nothing was written)\n",
+                scene.path.c_str());
     return 0;
   }
   PetscPrintf(comm, "  output: %s\n", scene.output.directory.c_str());
@@ -120,17 +125,37 @@ int CheckOrRun(MPI_Comm comm, const SceneConfig& scene, const CommandLine& cl, S
   return 0;
 }
 
-/// With --strict-options, a run from t = 0 first takes one step on a copy of the simulation
-/// that is then discarded, and stops if an option was set but never used: some PETSc
-/// options are read, and some values judged, only when the first step sets up its solver,
-/// and the error must come before the run writes anything into a folder that may hold an
-/// earlier run. (A restart continues its own folder: it is checked after its first step.)
+/// Whether the output folder holds anything (an earlier run's frames, checkpoints, ...).
+/// Collective; rank 0 looks.
+bool FolderHoldsFiles(MPI_Comm comm, const std::string& directory) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  int holds = 0;
+  if (rank == 0) {
+    std::error_code ignored;
+    holds = std::filesystem::is_directory(directory, ignored) &&
+            !std::filesystem::is_empty(directory, ignored);
+  }
+  MPI_Bcast(&holds, 1, MPI_INT, 0, comm);
+  return holds != 0;
+}
+
+/// A run from t = 0 into a folder that holds files (another run's output), and any run
+/// with --strict-options, first takes one step on a copy of the simulation that is then
+/// discarded: some values are judged, and some PETSc options read, only when the first
+/// step sets up its solvers (the initializer against the discretization, the multigrid's
+/// levels against the grid, DOT's subdomains against the partition, the factorization
+/// packages), and a refusal must come before the run writes anything into a folder whose
+/// files it would replace. An empty or new folder loses nothing: the run itself stops
+/// there. With --strict-options, an option set but never used stops the run here. (A
+/// restart continues its own folder: it is checked after its first step.)
 template <class Simulation>
-void ProbeOptions(MPI_Comm comm, const SceneConfig& scene, const CommandLine& cl) {
-  if (!cl.strict_options || cl.command != "run" || !cl.restart.empty()) return;
+void ProbeFirstStep(MPI_Comm comm, const SceneConfig& scene, const CommandLine& cl) {
+  if (cl.command != "run" || !cl.restart.empty()) return;
+  if (!cl.strict_options && !FolderHoldsFiles(comm, scene.output.directory)) return;
   Simulation probe(comm, scene);
   probe.AdvanceStep(nullptr);
-  ReportUnusedOptions(comm, true);
+  if (cl.strict_options) ReportUnusedOptions(comm, true);
 }
 
 int RunCommand(const CommandLine& cl) {
@@ -163,18 +188,18 @@ int RunCommand(const CommandLine& cl) {
     return 0;
   }
   if (scene.discretization == "mpm") {
-    ProbeOptions<MpmSimulation>(comm, scene, cl);
+    ProbeFirstStep<MpmSimulation>(comm, scene, cl);
     MpmSimulation sim(comm, scene);
     PrintSummary(comm, scene, sim);
     return CheckOrRun(comm, scene, cl, sim);
   }
   if (scene.discretization == "particles") {
-    ProbeOptions<ParticleSimulation>(comm, scene, cl);
+    ProbeFirstStep<ParticleSimulation>(comm, scene, cl);
     ParticleSimulation sim(comm, scene);
     PrintSummary(comm, scene, sim);
     return CheckOrRun(comm, scene, cl, sim);
   }
-  ProbeOptions<FemSimulation>(comm, scene, cl);
+  ProbeFirstStep<FemSimulation>(comm, scene, cl);
   FemSimulation sim(comm, scene);
   PrintSummary(comm, scene, sim);
   return CheckOrRun(comm, scene, cl, sim);

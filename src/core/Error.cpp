@@ -37,6 +37,18 @@ std::vector<std::pair<std::string, std::string>> OptionsWithPrefix(const std::st
   return found;
 }
 
+/// PETSc's message for ierr on one line: the specific one if there is one.
+std::string OneLineMessage(PetscErrorCode ierr) {
+  const char* text = nullptr;
+  char* specific = nullptr;
+  PetscErrorMessage(ierr, &text, &specific);
+  std::string message = specific && *specific ? specific : (text ? text : "PETSc error");
+  for (char& c : message)
+    if (c == '\n') c = ' ';
+  while (!message.empty() && message.back() == ' ') message.pop_back();
+  return message;
+}
+
 }  // namespace
 
 void CallReadingOptions(const std::string& prefix, const std::function<PetscErrorCode()>& call) {
@@ -52,13 +64,7 @@ void CallReadingOptions(const std::string& prefix, const std::function<PetscErro
   }
   PetscPopErrorHandler();
   if (!ierr) return;
-  const char* text = nullptr;
-  char* specific = nullptr;
-  PetscErrorMessage(ierr, &text, &specific);
-  std::string message = specific && *specific ? specific : (text ? text : "PETSc error");
-  for (char& c : message)
-    if (c == '\n') c = ' ';
-  while (!message.empty() && message.back() == ' ') message.pop_back();
+  const std::string message = OneLineMessage(ierr);
   if (ierr == PETSC_ERR_MEM) throw std::runtime_error("PETSc: " + message);  // not an option
   const auto options = OptionsWithPrefix(prefix);
   for (const auto& [name, value] : options)
@@ -70,6 +76,20 @@ void CallReadingOptions(const std::string& prefix, const std::function<PetscErro
   for (const auto& [name, value] : options)
     given += (given.empty() ? "" : " ") + name + (value.empty() ? "" : " " + value);
   throw InputError((given.empty() ? "PETSc options -" + prefix + "*" : given) + ": " + message);
+}
+
+std::string CallInStep(MPI_Comm comm, const std::function<PetscErrorCode()>& call) {
+  PetscPushErrorHandler(PetscReturnErrorHandler, nullptr);
+  PetscErrorCode ierr = 0;
+  try {
+    ierr = call();
+  } catch (...) {
+    PetscPopErrorHandler();
+    throw;
+  }
+  PetscPopErrorHandler();
+  if (ierr == PETSC_ERR_MEM) throw std::runtime_error("PETSc: " + OneLineMessage(ierr));
+  return MessageOfAnyRank(comm, ierr ? "PETSc error " + std::to_string(ierr) + ": " + OneLineMessage(ierr) : "");
 }
 
 std::string MessageOfAnyRank(MPI_Comm comm, const std::string& message) {

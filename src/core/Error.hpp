@@ -32,6 +32,13 @@ class IoError : public std::runtime_error {
   explicit IoError(const std::string& what) : std::runtime_error(what) {}
 };
 
+/// A PETSc solve inside a time step raised an error (CallInStep), on every rank alike: the
+/// minimizer that called it ends its solve unconverged, naming it, and the step is retried.
+class SolveError : public std::runtime_error {
+ public:
+  explicit SolveError(const std::string& what) : std::runtime_error(what) {}
+};
+
 /// Throws std::runtime_error naming the failed PETSc call and PETSc's own message.
 [[noreturn]] void ThrowPetscError(PetscErrorCode ierr, const char* call, const char* file,
                                   int line);
@@ -44,6 +51,14 @@ class IoError : public std::runtime_error {
 /// prefix, or the prefix. Running out of memory stays a std::runtime_error. Collective
 /// when call is.
 void CallReadingOptions(const std::string& prefix, const std::function<PetscErrorCode()>& call);
+
+/// Collective when call is: runs call() (a PETSc solve inside a time step: a line search,
+/// a Krylov solve) with PETSc's error printing off and returns "" on success, else PETSc's
+/// message on one line ("Tao_mcstep: dx * (stp-stx) >= 0.0", "KSPSolve has not
+/// converged"), agreed by every rank of comm. The caller makes that a failed try of the
+/// step, which the step controller retries with dt/2; no traceback is printed. Running out
+/// of memory stays a std::runtime_error; exceptions of call pass through.
+std::string CallInStep(MPI_Comm comm, const std::function<PetscErrorCode()>& call);
 
 /// Collective: the message of the highest rank of comm whose message is non-empty, on
 /// every rank, or "" if every rank passes "". Lets all ranks throw the same error after a

@@ -138,7 +138,8 @@ void FemModel::InitialState(Vec x, Vec v) const {
   std::string bad_table;
   for (std::size_t b = 0; b < n_bodies; ++b) {
     center[b] = Vec3(sums[5 * b + 1], sums[5 * b + 2], sums[5 * b + 3]) / sums[5 * b];
-    velocity.push_back(std::make_unique<InitialVelocity>(scene_.bodies[b], center[b]));
+    velocity.push_back(std::make_unique<InitialVelocity>(
+        scene_.bodies[b], center[b], scene_.path + ": bodies[" + std::to_string(b) + "]"));
     const std::string& path = scene_.bodies[b].initial_conditions.velocity_table;
     if (path.empty()) continue;
     try {
@@ -152,10 +153,16 @@ void FemModel::InitialState(Vec x, Vec v) const {
   PetscScalar *xa = nullptr, *va = nullptr;
   OPTISTEP_PETSC(VecGetArray(x, &xa));
   OPTISTEP_PETSC(VecGetArray(v, &va));
+  std::string bad_velocity;
   for (PetscInt l = 0; l < mesh_.n_owned; ++l) {
     const int b = mesh_.node_body[l];
     const Vec3 x0 = PrestrainedPosition(scene_.bodies[b].initial_conditions, center[b], mesh_.X[l]);
-    Vec3 v0 = (*velocity[b])(x0);
+    Vec3 v0 = Vec3::Zero();
+    try {
+      v0 = (*velocity[b])(x0);
+    } catch (const InputError& e) {
+      if (bad_velocity.empty()) bad_velocity = e.what();
+    }
     if (!table[b].empty()) {
       const Vec3& row = table[b][mesh_.node_original_id[l] - first[b]];
       if (!std::isnan(row[0])) v0 += row;
@@ -167,6 +174,7 @@ void FemModel::InitialState(Vec x, Vec v) const {
   }
   OPTISTEP_PETSC(VecRestoreArray(x, &xa));
   OPTISTEP_PETSC(VecRestoreArray(v, &va));
+  ThrowIfAnyRank(mesh_.comm, bad_velocity);
 }
 
 void FemModel::TetDiagnostics(Vec x, std::vector<double>* J, std::vector<double>* von_mises) const {

@@ -43,8 +43,16 @@ class StepController {
   /// ceil(frame_dt / dt): the steps of a frame without a step limit.
   int StepsPerFrame() const;
 
+  /// Collective: judges the state after each converged try; "" accepts it, otherwise the
+  /// reason ("tet 12 inverted: det F = -0.3 ..."). A rejected state is a failed step:
+  /// without a step limit the whole step goes back to its start (Integrator::KeepState)
+  /// and is taken again in twice as many pieces, up to time.max_dt_halvings; with one
+  /// (no state to go back to) the run ends with StepFailure.
+  void SetStateCheck(std::function<std::string()> check) { check_ = std::move(check); }
+
  private:
-  void Advance(double dt, int depth, double start_wall,
+  /// Tries a step of dt, halving on failure; below min_depth it splits without trying.
+  void Advance(double dt, int depth, int min_depth, double start_wall,
                const std::function<void(const StepRecord&)>& on_step);
 
   MPI_Comm comm_;
@@ -52,6 +60,7 @@ class StepController {
   Integrator& integrator_;
   int frame_step_ = 0;
   bool kept_ = false;  ///< the integrator keeps the state at the start of this step
+  std::function<std::string()> check_;
 };
 
 }  // namespace optistep

@@ -25,6 +25,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/AvailableMemory.hpp"
 #include "core/Error.hpp"
 
 namespace optistep {
@@ -455,6 +456,24 @@ std::string ReadPath(const Field& f, const fs::path& scene_folder) {
   return fs::path(path).is_absolute() ? path : (scene_folder / path).lexically_normal().string();
 }
 
+/// Refuses, as one line naming `at` (the key) and the estimate, a size whose lower bound
+/// `bytes` exceeds the memory this node still has: a count that cannot fit (a chain of 1e9
+/// particles, 1000^3 copies) must not end in std::bad_alloc after filling the node. The
+/// bound counts only what parsing itself would hold (`what`), so a scene that fits is never
+/// refused.
+void RefuseBeyondMemory(const Field& at, double count, double bytes_each, const std::string& what) {
+  std::string source;
+  const double available = NodeAvailableMemory(&source);
+  const double bytes = count * bytes_each;
+  if (!(bytes > available)) return;
+  std::ostringstream msg;
+  msg.precision(3);
+  msg << count << " " << what << " need at least " << bytes / 1e9 << " GB (" << bytes_each
+      << " B each), more than the " << available / 1e9 << " GB available on this node (" << source
+      << "); expected a smaller count";
+  at.Error(msg.str());
+}
+
 InitialConditionsConfig ParseInitialConditions(const Field& f, const fs::path& scene_folder,
                                                bool mpm);
 
@@ -494,6 +513,10 @@ BodyConfig ParseBody(const Field& f, std::size_t i, const fs::path& scene_folder
       count.Expected("a sequence of 3 integers >= 1");
     const std::vector<Field> items = count.Items();
     for (int a = 0; a < 3; ++a) items[a].To(body.copies.count[a], kPositiveInteger);
+    const double n = static_cast<double>(body.copies.count[0]) * body.copies.count[1] * body.copies.count[2];
+    if (n > 2147483647.0) count.Error("expected at most 2147483647 copies in all, got " + std::to_string(n));
+    // Each copy is a body of the scene (its mesh or sampled particles come on top).
+    RefuseBeyondMemory(count, n, static_cast<double>(sizeof(BodyConfig)), "copies");
     copies.Read("spacing", body.copies.spacing);
     copies.Read("jitter", body.copies.jitter, kNonNegative);
     copies.Read("seed", body.copies.seed, kNonNegative);
@@ -914,6 +937,8 @@ ChainConfig ParseChain(const Field& f, std::size_t i) {
     m.Require("start").To(start);
     m.Require("step").To(step);
     m.Require("count").To(count, Range{2.0, kInf});
+    // Its positions, velocities, previous positions and inverse masses at least.
+    RefuseBeyondMemory(m.Require("count"), count, 10.0 * sizeof(double), "chain particles");
     if (step.squaredNorm() == 0.0) m.Get("step").Error("zero-length edge: expected a non-zero step");
     for (int k = 0; k < count; ++k) chain.points.push_back(start + k * step);
   }

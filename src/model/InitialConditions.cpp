@@ -16,8 +16,9 @@ struct InitialVelocity::Expressions {
   mu::Parser parser[3];
 };
 
-InitialVelocity::InitialVelocity(const BodyConfig& body, const Vec3& center_of_mass)
-    : uniform_(body.initial_velocity) {
+InitialVelocity::InitialVelocity(const BodyConfig& body, const Vec3& center_of_mass,
+                                 const std::string& where)
+    : uniform_(body.initial_velocity), where_(where) {
   const InitialConditionsConfig& ic = body.initial_conditions;
   if (ic.has_angular_velocity) {
     omega_ = ic.angular_velocity * ic.axis;
@@ -44,7 +45,18 @@ Vec3 InitialVelocity::operator()(const Vec3& x) const {
     expressions_->x = x.x();
     expressions_->y = x.y();
     expressions_->z = x.z();
-    for (int d = 0; d < 3; ++d) v[d] += expressions_->parser[d].Eval();
+    for (int d = 0; d < 3; ++d) {
+      const double value = expressions_->parser[d].Eval();
+      if (!std::isfinite(value)) {
+        std::ostringstream what;
+        what.precision(6);
+        what << where_ << (where_.empty() ? "" : ".") << "initial_conditions.velocity_expression[" << d
+             << "] is " << (std::isnan(value) ? "nan" : value > 0 ? "inf" : "-inf") << " at (" << x.x() << ", " << x.y() << ", " << x.z()
+             << "); expected a finite velocity at every node and particle";
+        throw InputError(what.str());
+      }
+      v[d] += value;
+    }
   }
   return v;
 }

@@ -16,13 +16,16 @@ namespace optistep {
 class InitialVelocity {
  public:
   /// center_of_mass: the body's center of mass (m), the rotation center unless the scene
-  /// gives one. The expressions were checked when the scene was read.
-  InitialVelocity(const BodyConfig& body, const Vec3& center_of_mass);
+  /// gives one. The expressions were checked when the scene was read; where names the body
+  /// in messages ("scene.yaml: bodies[0]").
+  InitialVelocity(const BodyConfig& body, const Vec3& center_of_mass, const std::string& where = "");
   ~InitialVelocity();
   InitialVelocity(const InitialVelocity&) = delete;
   InitialVelocity& operator=(const InitialVelocity&) = delete;
 
-  /// v at the initial position x (m), m/s.
+  /// v at the initial position x (m), m/s. Throws InputError naming the expression, x and
+  /// the value where an expression is not finite (1/x at x = 0, sqrt(-1), an overflow): a
+  /// run must not start from a NaN it would only find as a failed first step.
   Vec3 operator()(const Vec3& x) const;
   /// The velocity gradient dv/dx at x (1/s), for MPM's APIC affine velocity C_p: exact for
   /// the rotation ([omega]_x), central differences of step h (m) for the expressions.
@@ -34,6 +37,7 @@ class InitialVelocity {
   Vec3 omega_ = Vec3::Zero();
   Vec3 center_ = Vec3::Zero();
   std::unique_ptr<Expressions> expressions_;
+  std::string where_;
 };
 
 /// The prestrained initial position of the rest position X (m): c + A (X - c), with A and

@@ -161,7 +161,7 @@ Particles SampleBodies(const SceneConfig& scene, const AvailableMemory& availabl
     Vec3 center = Vec3::Zero();
     for (const Vec3& x : sampled.x) center += x;
     center /= static_cast<double>(sampled.x.size());
-    const InitialVelocity velocity(body, center);
+    const InitialVelocity velocity(body, center, scene.path + ": bodies[" + std::to_string(b) + "]");
     const bool field = ic.has_angular_velocity || !ic.velocity_expression.empty();
     for (const Vec3& X : sampled.x) {
       Particle q;

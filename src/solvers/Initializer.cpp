@@ -8,7 +8,9 @@ const Phase kInitializerSetUpPhase("InitializerSetUp");
 const Phase kInitializerApplyPhase("InitializerApply");
 
 int SolveCountingIterations(KSP ksp, Vec q, Vec r) {
-  OPTISTEP_PETSC(KSPSolve(ksp, q, r));
+  const std::string error = CallInStep(PetscObjectComm(reinterpret_cast<PetscObject>(ksp)),
+                                       [&] { return KSPSolve(ksp, q, r); });
+  if (!error.empty()) throw SolveError(error);
   PetscInt its = 0;
   OPTISTEP_PETSC(KSPGetIterationNumber(ksp, &its));
   return static_cast<int>(its);

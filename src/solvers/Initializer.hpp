@@ -71,7 +71,8 @@ class InverseHessianInitializer {
 /// MATSOLVERCHOLMOD, unless -<prefix>pc_factor_mat_solver_type says otherwise), its options
 /// read; InputError naming a bad option. The caller destroys it.
 KSP CreateCholeskyKsp(MPI_Comm comm, const std::string& prefix, MatSolverType package);
-/// Collective on ksp: r = A^-1 q by ksp; returns its iterations.
+/// Collective on ksp: r = A^-1 q by ksp; returns its iterations. SolveError if KSPSolve
+/// raises an error (a zero pivot, -ksp_error_if_not_converged).
 int SolveCountingIterations(KSP ksp, Vec q, Vec r);
 
 }  // namespace optistep

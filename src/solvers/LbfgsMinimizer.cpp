@@ -257,91 +257,96 @@ SolveReport LbfgsMinimizer::Minimize(IncrementalPotential& potential, Vec u) {
   };
   std::vector<double> progress = {progress_of(residual)};
 
-  for (;;) {
-    // At the cap, whatever refresh_max allows: the alternative is to halve dt.
-    if (refresh_at_cap_ && iteration_cap_extension_ == 0 && report.iterations >= max_iterations_ &&
-        !termination_.Converged(report.iterations, residual) &&
-        std::isfinite(energy) && std::isfinite(residual.gradient_norm)) {
-      Refresh(potential, u, "iteration cap", &report);
-      iteration_cap_extension_ = max_iterations_;
-      if (refresh_contacts_) contacts = potential.PenaltyContacts(u);
-      progress.assign(1, progress_of(residual));
-    }
-    if (Stop(&report, energy, residual)) break;
+  try {
+    for (;;) {
+      // At the cap, whatever refresh_max allows: the alternative is to halve dt.
+      if (refresh_at_cap_ && iteration_cap_extension_ == 0 && report.iterations >= max_iterations_ &&
+          !termination_.Converged(report.iterations, residual) &&
+          std::isfinite(energy) && std::isfinite(residual.gradient_norm)) {
+        Refresh(potential, u, "iteration cap", &report);
+        iteration_cap_extension_ = max_iterations_;
+        if (refresh_contacts_) contacts = potential.PenaltyContacts(u);
+        progress.assign(1, progress_of(residual));
+      }
+      if (Stop(&report, energy, residual)) break;
 
-    Direction(g, d, &report.linear_iterations);
-    ++report.initializer_applications;
-    if (Abandon(&report, false)) break;  // H0^-1's solve was cut short
-    potential.Project(d);
-    PetscScalar gd = 0.0;
-    OPTISTEP_PETSC(VecDot(g, d, &gd));
-    if (!(gd < 0.0) && !s_.empty()) {  // not downhill: drop the history, H0^-1 alone
-      ClearHistory();
       Direction(g, d, &report.linear_iterations);
       ++report.initializer_applications;
+      if (Abandon(&report, false)) break;  // H0^-1's solve was cut short
       potential.Project(d);
+      PetscScalar gd = 0.0;
       OPTISTEP_PETSC(VecDot(g, d, &gd));
-    }
-    if (!(gd < 0.0)) {  // still not downhill: steepest descent
-      OPTISTEP_PETSC(VecCopy(g, d));
-      OPTISTEP_PETSC(VecScale(d, -1.0));
-      OPTISTEP_PETSC(VecDot(g, d, &gd));
-    }
-
-    OPTISTEP_PETSC(VecCopy(g, g_old));
-    const LineSearch::Result searched = line_search_.Apply(u, energy, g, d, backup, InitialStep(d, gd));
-    ++report.iterations;
-    energy = searched.energy;
-    if (!searched.decreased) {
-      report.energy = energy;
-      NoDecrease(&report, residual, searched.nan);
-      break;
-    }
-    potential.ProjectIterate(u, g, &energy);
-    // s = u_new - u_old, y = g_new - g_old; a pair with s^T y <= 0 is skipped.
-    Vec s = nullptr, y = nullptr;
-    OPTISTEP_PETSC(VecDuplicate(u, &s));
-    OPTISTEP_PETSC(VecDuplicate(u, &y));
-    OPTISTEP_PETSC(VecWAXPY(s, -1.0, backup, u));
-    OPTISTEP_PETSC(VecWAXPY(y, -1.0, g_old, g));
-    PetscScalar sy = 0.0;
-    OPTISTEP_PETSC(VecDot(s, y, &sy));
-    if (sy > 0.0) {
-      if (static_cast<int>(s_.size()) == window_) {
-        VecDestroy(&s_.front());
-        VecDestroy(&y_.front());
-        s_.erase(s_.begin());
-        y_.erase(y_.begin());
-        rho_.erase(rho_.begin());
+      if (!(gd < 0.0) && !s_.empty()) {  // not downhill: drop the history, H0^-1 alone
+        ClearHistory();
+        Direction(g, d, &report.linear_iterations);
+        ++report.initializer_applications;
+        potential.Project(d);
+        OPTISTEP_PETSC(VecDot(g, d, &gd));
       }
-      s_.push_back(s);
-      y_.push_back(y);
-      rho_.push_back(1.0 / sy);
-    } else {
-      VecDestroy(&s);
-      VecDestroy(&y);
+      if (!(gd < 0.0)) {  // still not downhill: steepest descent
+        OPTISTEP_PETSC(VecCopy(g, d));
+        OPTISTEP_PETSC(VecScale(d, -1.0));
+        OPTISTEP_PETSC(VecDot(g, d, &gd));
+      }
+
+      OPTISTEP_PETSC(VecCopy(g, g_old));
+      const LineSearch::Result searched = line_search_.Apply(u, energy, g, d, backup, InitialStep(d, gd));
+      ++report.iterations;
+      energy = searched.energy;
+      if (!searched.decreased) {
+        report.energy = energy;
+        NoDecrease(&report, residual, searched.nan, searched.error);
+        break;
+      }
+      potential.ProjectIterate(u, g, &energy);
+      // s = u_new - u_old, y = g_new - g_old; a pair with s^T y <= 0 is skipped.
+      Vec s = nullptr, y = nullptr;
+      OPTISTEP_PETSC(VecDuplicate(u, &s));
+      OPTISTEP_PETSC(VecDuplicate(u, &y));
+      OPTISTEP_PETSC(VecWAXPY(s, -1.0, backup, u));
+      OPTISTEP_PETSC(VecWAXPY(y, -1.0, g_old, g));
+      PetscScalar sy = 0.0;
+      OPTISTEP_PETSC(VecDot(s, y, &sy));
+      if (sy > 0.0) {
+        if (static_cast<int>(s_.size()) == window_) {
+          VecDestroy(&s_.front());
+          VecDestroy(&y_.front());
+          s_.erase(s_.begin());
+          y_.erase(y_.begin());
+          rho_.erase(rho_.begin());
+        }
+        s_.push_back(s);
+        y_.push_back(y);
+        rho_.push_back(1.0 / sy);
+      } else {
+        VecDestroy(&s);
+        VecDestroy(&y);
+      }
+      residual = termination_.Measure(u, g);
+      Monitor("  %s %3d  E %.10e  |g| %.3e  cn %.3e  rigid %.3e  pairs %d  alpha %.3g\n", type_.c_str(),
+              report.iterations, energy, residual.gradient_norm, residual.cn, residual.rigid,
+              static_cast<int>(s_.size()), searched.step);
+      if (report.refreshes >= refresh_max_ || termination_.Converged(report.iterations, residual)) continue;
+      progress.push_back(progress_of(residual));
+      const char* why = nullptr;
+      std::vector<std::int64_t> now;
+      if (refresh_contacts_) {
+        now = potential.PenaltyContacts(u);
+        if (ContactsChanged(comm_, now, contacts, refresh_contacts_fraction_)) why = "contacts changed";
+      }
+      const std::size_t w = static_cast<std::size_t>(refresh_stall_window_);
+      if (!why && refresh_stall_ > 0.0 && progress.size() > w &&
+          progress.back() > refresh_stall_ * progress[progress.size() - 1 - w])
+        why = "stalled";
+      if (why) {
+        Refresh(potential, u, why, &report);
+        contacts.swap(now);
+        progress.assign(1, progress.back());
+      }
     }
-    residual = termination_.Measure(u, g);
-    Monitor("  %s %3d  E %.10e  |g| %.3e  cn %.3e  rigid %.3e  pairs %d  alpha %.3g\n", type_.c_str(),
-            report.iterations, energy, residual.gradient_norm, residual.cn, residual.rigid,
-            static_cast<int>(s_.size()), searched.step);
-    if (report.refreshes >= refresh_max_ || termination_.Converged(report.iterations, residual)) continue;
-    progress.push_back(progress_of(residual));
-    const char* why = nullptr;
-    std::vector<std::int64_t> now;
-    if (refresh_contacts_) {
-      now = potential.PenaltyContacts(u);
-      if (ContactsChanged(comm_, now, contacts, refresh_contacts_fraction_)) why = "contacts changed";
-    }
-    const std::size_t w = static_cast<std::size_t>(refresh_stall_window_);
-    if (!why && refresh_stall_ > 0.0 && progress.size() > w &&
-        progress.back() > refresh_stall_ * progress[progress.size() - 1 - w])
-      why = "stalled";
-    if (why) {
-      Refresh(potential, u, why, &report);
-      contacts.swap(now);
-      progress.assign(1, progress.back());
-    }
+  } catch (const SolveError& e) {  // a failed step, retried with dt/2
+    report.converged = false;
+    report.reason = "the initializer's linear solve raised " + std::string(e.what());
   }
   last_refreshes_ = report.refreshes;
 

@@ -92,7 +92,12 @@ LineSearch::Result LineSearch::Apply(Vec u, double energy, Vec g, Vec d, Vec bac
     } guard{potential_};
     if (backtracking_) potential_->SetEnergyGuard(energy + kGuardMargin * std::abs(energy));
     OPTISTEP_PETSC(TaoLineSearchSetInitialStepLength(tao_ls_, initial_step));
-    OPTISTEP_PETSC(TaoLineSearchApply(tao_ls_, u, &f, g, d, &step, &reason));
+    result.error = CallInStep(comm_, [&] { return TaoLineSearchApply(tao_ls_, u, &f, g, d, &step, &reason); });
+  }
+  if (!result.error.empty()) {  // a failed search, not a failed program: the step is retried
+    OPTISTEP_PETSC(VecCopy(backup, u));
+    result.energy = potential_->EnergyAndGradient(u, g);
+    return result;
   }
   result.step = step;
   // A search that halts without success (armijo: too many halvings) may leave u where it

@@ -22,6 +22,9 @@ class LineSearch {
     double energy = 0.0;     ///< E at the returned u
     double step = 0.0;       ///< the accepted step length alpha
     bool nan = false;        ///< the search met a NaN energy
+    /// PETSc's message when the search raised an error (More-Thuente's "dx * (stp-stx) >=
+    /// 0.0" on a NaN or inconsistent trial); u and g are restored as for no decrease.
+    std::string error;
   };
 
   /// Collective on comm; options prefix of the owning minimizer ("newton_"); the type

@@ -100,7 +100,12 @@ bool Minimizer::Stop(SolveReport* report, double energy, const Residual& residua
   return false;
 }
 
-void Minimizer::NoDecrease(SolveReport* report, const Residual& residual, bool nan) const {
+void Minimizer::NoDecrease(SolveReport* report, const Residual& residual, bool nan,
+                           const std::string& error) const {
+  if (!error.empty()) {
+    report->reason = "the line search raised " + error;
+    return;
+  }
   if (!nan && termination_.Met(residual)) {
     report->converged = true;
     report->reason = "converged (the line search found nothing lower)";

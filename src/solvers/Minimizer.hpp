@@ -131,7 +131,8 @@ class Minimizer {
   /// The line search found no decrease from the iterate with these measures (in report):
   /// converged if they meet the test anyway (a start already at the minimizer, e.g. a body
   /// at rest without gravity, has nothing to decrease), else failed, naming the reason.
-  void NoDecrease(SolveReport* report, const Residual& residual, bool nan) const;
+  /// error: PETSc's message when the line search raised one (the step is not converged).
+  void NoDecrease(SolveReport* report, const Residual& residual, bool nan, const std::string& error = "") const;
   /// Whether the step under way is to be abandoned (core/StopSignals.hpp); if so, report
   /// says so. poll: ask the ranks (collective, once per outer iteration); otherwise only
   /// look whether they have agreed already (after a Krylov solve that AbandonableKrylov

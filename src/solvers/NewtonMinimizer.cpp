@@ -182,9 +182,14 @@ SolveReport NewtonMinimizer::Minimize(IncrementalPotential& potential, Vec u) {
     OPTISTEP_PETSC(KSPSetTolerances(ksp_, rtol, 0.0, PETSC_DEFAULT, PETSC_DEFAULT));
     KSPConvergedReason ksp_reason;
     PetscInt ksp_its = 0;
+    std::string solve_error;
     {
       ScopedPhase timed(kLinearSolvePhase);
-      OPTISTEP_PETSC(KSPSolve(ksp_, rhs, d));
+      solve_error = CallInStep(comm_, [&] { return KSPSolve(ksp_, rhs, d); });
+    }
+    if (!solve_error.empty()) {  // a failed step, retried with dt/2
+      report.reason = "the linear solve raised " + solve_error;
+      break;
     }
     OPTISTEP_PETSC(KSPGetConvergedReason(ksp_, &ksp_reason));
     OPTISTEP_PETSC(KSPGetIterationNumber(ksp_, &ksp_its));
@@ -215,7 +220,7 @@ SolveReport NewtonMinimizer::Minimize(IncrementalPotential& potential, Vec u) {
     energy = searched.energy;
     if (!searched.decreased) {
       report.energy = energy;
-      NoDecrease(&report, residual, searched.nan);
+      NoDecrease(&report, residual, searched.nan, searched.error);
       break;
     }
     potential.ProjectIterate(u, g, &energy);

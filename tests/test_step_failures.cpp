@@ -1,0 +1,132 @@
+// What ends a time step as failed rather than the run as crashed or silently wrong: a
+// PETSc error inside a step's solve (a failed try, retried with dt/2, StepFailure at
+// worst), and a state with an inverted or flat tet or a non-finite derived field (a failed
+// step: no frame holds one). On 1, 2 and 4 ranks.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "ScopedOptions.hpp"
+#include "TestScenes.hpp"
+#include "TestUtil.hpp"
+#include "app/FemSimulation.hpp"
+#include "integrators/Integrator.hpp"
+
+namespace optistep {
+namespace {
+
+/// A 0.2 m box of fixed corotated rubber (3 x 3 x 3 hexes) 1 cm above the ground plane,
+/// thrown at it at 100 m/s, frames of 1/24 s in one step each; `method` is the ground's
+/// collision method (constraint or penalty).
+SceneConfig ImpactScene(const std::string& tag, const std::string& method) {
+  const std::string dir = test::SharedTempDir(tag);
+  test::WriteBoxMesh(dir + "/box", 3, 3, 3, Vec3(0.2, 0.2, 0.2));
+  return test::MakeScene(dir + "/impact.yaml", R"(time: {frame_rate: 24, frames: 3}
+bodies:
+  - mesh: box.node
+    transform: {translate: [0, 0.01, 0]}
+    material: {model: fixed_corotated, E: 1.0e5, nu: 0.3, density: 1000}
+    initial_velocity: [1, -100, 0]
+collision_objects:
+  - {type: half_space, point: [0, 0, 0], normal: [0, 1, 0], friction: 0.3, method: )" + method + R"(}
+output: {directory: out}
+)");
+}
+
+bool AllFinite(const std::vector<double>& values) {
+  for (double v : values)
+    if (!std::isfinite(v)) return false;
+  return true;
+}
+
+/// Runs the impact; after every frame, positions, velocities, det F and von Mises (the
+/// frame's fields) are finite and no tet is inverted. Returns the StepFailure's message,
+/// or "" if every frame was taken.
+std::string RunImpact(const SceneConfig& scene) {
+  FemSimulation sim(MPI_COMM_WORLD, scene);
+  for (int f = 0; f < scene.time.frames; ++f) {
+    try {
+      sim.AdvanceFrame(nullptr);
+    } catch (const StepFailure& e) {
+      return e.what();
+    }
+    SCOPED_TRACE("frame " + std::to_string(f + 1));
+    EXPECT_TRUE(AllFinite(sim.GatherPositions()));
+    EXPECT_TRUE(AllFinite(sim.GatherVelocities()));
+    EXPECT_EQ(sim.CheckState(), "");
+  }
+  return "";
+}
+
+// The constraint ground projects the nodes that pass it onto its plane: at 100 m/s the
+// four nodes of a tet can land there together, a flat tet (det F = 0) whose Cauchy stress,
+// P F^T / J, is 0/0 in the frame's von_mises. Such a state is a failed step: the run either
+// gets through with smaller steps or ends with StepFailure naming the flat tets, never with
+// a non-finite frame field.
+TEST(FastImpact, ConstraintGroundLeavesNoNonFiniteFrameField) {
+  const std::string failure = RunImpact(ImpactScene("impact_constraint", "constraint"));
+  if (!failure.empty()) {
+    EXPECT_NE(failure.find("integrator backward_euler left"), std::string::npos) << failure;
+    EXPECT_NE(failure.find("det F <= 0"), std::string::npos) << failure;
+  }
+}
+
+// The penalty ground pushes back smoothly: the impact is taken in full.
+TEST(FastImpact, PenaltyGroundTakesTheImpactWithFiniteFields) {
+  EXPECT_EQ(RunImpact(ImpactScene("impact_penalty", "penalty")), "");
+}
+
+/// A box stretched by 10% along x, let go in free fall: 2 frames of one step, at most 2
+/// halvings. Every step needs linear solves (free fall alone is its own first guess).
+SceneConfig RestingScene(const std::string& tag) {
+  const std::string dir = test::SharedTempDir(tag);
+  test::WriteBoxMesh(dir + "/box", 2, 2, 2, Vec3(0.2, 0.2, 0.2));
+  return test::MakeScene(dir + "/rest.yaml", R"(time: {frame_rate: 24, frames: 2, max_dt_halvings: 2}
+bodies:
+  - mesh: box.node
+    material: {model: fixed_corotated, E: 1.0e5, nu: 0.3, density: 1000}
+    initial_conditions: {prestrain: {deformation_gradient: [[1.1, 0, 0], [0, 1, 0], [0, 0, 1]]}}
+output: {directory: out}
+)");
+}
+
+/// Takes the first frame of RestingScene(tag) with a Krylov solve under `prefix` that
+/// raises a PETSc error at every solve: -<prefix>ksp_error_if_not_converged on a Richardson
+/// iteration that does not move (scale 1e-30), one iteration allowed (DIVERGED_ITS). Each
+/// try is a failed try, not an abort; after the last halving, StepFailure, with the state
+/// of the step's start. The tries end on the solve, on the line search along the poor
+/// direction it leaves (More-Thuente: "dx * (stp-stx) >= 0.0") or on the iteration cap; a
+/// PETSc error that escaped would end the test with an exception instead.
+void ExpectFailedStepFromSolveErrors(const std::string& tag, const std::string& prefix,
+                                     std::vector<std::pair<std::string, std::string>> options) {
+  for (const auto& [name, value] : std::vector<std::pair<std::string, std::string>>{
+           {"ksp_error_if_not_converged", "true"}, {"ksp_type", "richardson"},
+           {"ksp_richardson_scale", "1e-30"}, {"ksp_max_it", "1"}})
+    options.emplace_back("-" + prefix + name, value);
+  const test::ScopedOptions scoped(options);
+  FemSimulation sim(MPI_COMM_WORLD, RestingScene(tag));
+  const std::vector<double> start = sim.GatherPositions();
+  std::string failure;
+  try {
+    sim.AdvanceFrame(nullptr);
+  } catch (const StepFailure& e) {
+    failure = e.what();
+  }
+  EXPECT_NE(failure.find("failed after 2 halvings"), std::string::npos) << failure;
+  EXPECT_EQ(sim.GatherPositions(), start);
+}
+
+// Newton's direction: its Krylov solve.
+TEST(SolveErrors, PetscErrorInTheLinearSolveIsAFailedStep) {
+  ExpectFailedStepFromSolveErrors("ksp_error", "newton_", {});
+}
+
+// L-BFGS's initializer (LBFGS-H: a Krylov solve of the lagged Hessian).
+TEST(SolveErrors, PetscErrorInTheInitializerSolveIsAFailedStep) {
+  ExpectFailedStepFromSolveErrors("initializer_error", "lbfgsh_", {{"-solver_method", "lbfgs"}});
+}
+
+}  // namespace
+}  // namespace optistep
