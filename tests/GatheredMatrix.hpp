@@ -18,8 +18,18 @@ namespace optistep::test {
 
 using Sparse = Eigen::SparseMatrix<double>;
 
-/// Collective: the whole matrix A on every rank, as an Eigen sparse matrix.
+/// Collective: the whole matrix A on every rank, as an Eigen sparse matrix (a MAIJ matrix,
+/// which has no MatGetRow, through its AIJ form).
 inline Sparse Gather(Mat A) {
+  PetscBool maij = PETSC_FALSE;
+  OPTISTEP_PETSC(PetscObjectTypeCompareAny(reinterpret_cast<PetscObject>(A), &maij, MATSEQMAIJ, MATMPIMAIJ, ""));
+  if (maij) {
+    Mat aij = nullptr;
+    OPTISTEP_PETSC(MatConvert(A, MATAIJ, MAT_INITIAL_MATRIX, &aij));
+    const Sparse S = Gather(aij);
+    MatDestroy(&aij);
+    return S;
+  }
   const MPI_Comm comm = PetscObjectComm(reinterpret_cast<PetscObject>(A));
   PetscInt begin = 0, end = 0, rows = 0, cols = 0;
   OPTISTEP_PETSC(MatGetOwnershipRange(A, &begin, &end));

@@ -31,7 +31,8 @@ namespace optistep {
 
 class GridMultigrid {
  public:
-  /// levels and embedding: the scene's defaults; scene_path names the scene in messages.
+  /// levels and embedding: the scene's defaults (levels 0: HOT's 3); scene_path names the
+  /// scene in messages.
   GridMultigrid(MPI_Comm comm, std::string prefix, int levels, Embedding embedding,
                 std::string scene_path);
   ~GridMultigrid();
@@ -132,5 +133,8 @@ class GridMultigrid {
 extern const Phase kHierarchyBuildPhase;
 /// The Galerkin products of SetOperator: "GalerkinProduct".
 extern const Phase kGalerkinProductPhase;
+/// Every application of a V-cycle (HOT's initializer, the embedded-grid multigrid of a tet
+/// mesh as Newton's preconditioner or initializer): "VCycle".
+extern const Phase kVCyclePhase;
 
 }  // namespace optistep
