@@ -14,7 +14,7 @@ PI = 3.141592653589793
 # ---------------------------------------------------------------------------- FEM methods
 # What solves a step on a tet mesh. newton-mg and lbfgs-vcycle: the embedded-grid Galerkin
 # multigrid (Xian, Tong, Liu 2019) as Newton's preconditioner and as L-BFGS's initializer
-# (docs/methods/multigrid.md).
+# (docs/methods/multigrid.md); lbfgs-vcycle runs when named (--only method=...).
 FEM_METHODS = [
     Method("newton-jacobi", ("solver.method=newton",), title="PN-PCG (Jacobi), the default"),
     Method("newton-gamg", ("solver.method=newton",), ("-newton_pc_type", "gamg"),
@@ -23,7 +23,7 @@ FEM_METHODS = [
            "multigrid"),
     Method("lbfgs", ("solver.method=lbfgs",), title="LBFGS-H"),
     Method("lbfgs-vcycle", ("solver.method=lbfgs", "solver.initializer=vcycle"),
-           title="L-BFGS with the embedded-grid multigrid's V-cycle"),
+           title="L-BFGS with the embedded-grid multigrid's V-cycle", optional=True),
     Method("dot", ("solver.method=dot",), title="DOT"),
 ]
 
