@@ -18,14 +18,22 @@
 // run bitwise.
 //
 // Constraints, per tet of rest volume V0 (Macklin & Mueller 2021, "A Constraint-based
-// Formulation of Stable Neo-Hookean Materials"): the deviatoric C_D = |F|_F with
-// alpha_D = 1 / (mu V0) and the hydrostatic C_H = det F - gamma_H with alpha_H =
-// 1 / (lambda_H V0), gamma_H = 1 + mu / lambda_H. Their energy mu/2 (I_C - 3) +
-// lambda_H/2 (J - gamma_H)^2 (up to a constant) linearizes at F = I to
-// mu (|dF|^2 + tr(dF^2)) / 2 + (lambda_H - mu) tr(dF)^2 / 2, so lambda_H = lambda + mu
-// gives the body's Lame parameters (lambda, mu from E, nu) in the small-strain limit (the
-// re-parameterization of Smith, de Goes, Kim 2018, "Stable Neo-Hookean Flesh Simulation",
-// for the energy without its log term). A tet's pair is solved together, as one 2x2 update.
+// Formulation of Stable Neo-Hookean Materials"): the deviatoric energy mu/2 |F|^2 and the
+// hydrostatic C_H = det F - gamma_H with alpha_H = 1 / (lambda_H V0), gamma_H =
+// 1 + mu / lambda_H. Their energy mu/2 (I_C - 3) + lambda_H/2 (J - gamma_H)^2 (up to a
+// constant) linearizes at F = I to mu (|dF|^2 + tr(dF^2)) / 2 + (lambda_H - mu) tr(dF)^2 / 2,
+// so lambda_H = lambda + mu gives the body's Lame parameters (lambda, mu from E, nu) in the
+// small-strain limit (the re-parameterization of Smith, de Goes, Kim 2018, "Stable
+// Neo-Hookean Flesh Simulation", for the energy without its log term).
+// The deviatoric energy is held by the 9 constraints C_D = F (alpha_D = 1 / (mu V0) each; F
+// is linear in x), not by the paper's one C_D = |F|_F: the energy is the same, but |F|_F is
+// sqrt(3) at rest, so the curvature of C_D, which XPBD's update leaves out, carries the whole
+// shear stiffness, treated explicitly: one pass per substep is then stable only for
+// dt_s < 2 / w of the stiffest shear mode (the elephant broke up below 400 substeps a frame,
+// at nodes of 1e-5 kg). With C_D = F the update's G W G^T holds the deviatoric stiffness
+// exactly; what stays explicit is C_H's curvature lambda_H (J - gamma_H) d2J/dF2, of size
+// mu near rest. A tet's 10 rows are solved together (ProjectTet: a 3x3 solve and its Schur
+// complement); solved apart, C_D and C_H would have no fixed point at the rest shape.
 // Damping (Sec. 4.1; XPBD Eq. 26): gamma = alpha~ beta~ / dt_s with beta~ = dt_s^2 beta; with
 // beta = beta_R / alpha for the scene's damping.stiffness_beta beta_R (s, Rayleigh
 // stiffness-proportional), gamma = beta_R / dt_s for every constraint.
@@ -89,7 +97,8 @@ class FemXpbd : public Xpbd {
 
   /// Per counted local tet in local order (FemSimulation's frames): the force estimates
   /// lambda / dt_s^2 of the last substep (Macklin et al. 2019, Sec. 4, Fig. 4) of the
-  /// tet's constraint pair, "force_deviatoric" (C_D = |F|_F) and "force_hydrostatic"
+  /// tet's constraints, "force_deviatoric" (Lambda_D : F / |F|, the force conjugate to
+  /// |F|_F, from C_D = F's 9 multipliers Lambda_D) and "force_hydrostatic"
   /// (C_H = det F - gamma_H), N m (C is dimensionless: lambda / dt_s^2 is the generalized
   /// force conjugate to C, -dU/dC at convergence; over V0, a stress in Pa). At the rest
   /// shape (free fall, rigid motion) they are -sqrt(3) mu V0 and mu V0, whose nodal forces
@@ -140,7 +149,9 @@ class FemXpbd : public Xpbd {
   std::vector<double> jacobi_delta_;    ///< Jacobi: summed corrections per owned node (m)
   std::vector<size_t> color_begin_;     ///< tets_ of color c: [color_begin_[c], color_begin_[c+1])
   int n_colors_ = 0;
-  std::vector<double> lambda_;          ///< 2 per tet of tets_: C_D's, C_H's (N m)
+  /// Multipliers per tet of tets_: C_D's 9 (column-major, as F), then C_H's (N m s^2).
+  static constexpr size_t kLambdas = 10;
+  std::vector<double> lambda_;
   std::vector<double> w_;               ///< inverse mass per local node, 1/kg (0: Dirichlet)
   std::vector<std::pair<int, int>> contacts_;  ///< (owned node, collision object)
 
