@@ -996,9 +996,9 @@ SceneConfig ParseScene(const Field& root, const std::string& path) {
   scene.time = ParseTime(m.Require("time"));
 
   const fs::path scene_folder = fs::path(path).parent_path();
-  // Particle scenes hold chains only (issue 14); the others bodies only.
+  // Particle scenes hold chains, cloths and collision objects; the others bodies.
   const bool particles = scene.discretization == "particles";
-  for (const char* key : {"bodies", "boundary_conditions", "collision_objects"})
+  for (const char* key : {"bodies", "boundary_conditions"})
     if (particles && m.Has(key))
       m.Get(key).Error(std::string("particle scenes (discretization: particles) take 'chains' "
                                    "with 'pinned' particles, not '") + key + "'");
@@ -1068,10 +1068,8 @@ SceneConfig ParseScene(const Field& root, const std::string& path) {
   xpbd.Read("iterations", scene.xpbd.iterations, kPositiveInteger);
   xpbd.Read("max_depenetration_speed", scene.xpbd.max_depenetration_speed, kPositive);
   xpbd.Read("order", scene.xpbd.order, Names{"coloring", "jacobi"});
-  for (const char* key : {"max_depenetration_speed", "order"})
-    if (particles && xpbd.Has(key))
-      xpbd.Get(key).Error("only for tet meshes: particle scenes have no collision objects and "
-                          "step their constraints in scene order");
+  if (particles && xpbd.Has("order"))
+    xpbd.Get("order").Error("only for tet meshes: particle scenes step their constraints by color");
   if (mpm && m.Has("async")) m.Get("async").Error("only FEM scenes (discretization: fem) take 'async'");
   const MapView async(m.Get("async"), {"surface_layers", "epsilon", "coupling"});
   async.Read("surface_layers", scene.async.surface_layers, kPositiveInteger);

@@ -1,12 +1,10 @@
 #!/usr/bin/python3
 """The hanging cloth's total energy over time (scripts/bench-xpbd.sh; Macklin et al. 2019,
 Fig. 6): one curve per run, from the stats.csv columns t (s) and total_energy (J: kinetic +
-gravitational potential + sum C^2/(2 alpha) of the springs, ChainXpbd's stats) and
-constraint_energy (J, the springs' part).
-
-The springs' part (constraint_energy) is the solver's residual stretch, so the kinetic +
-gravitational part is drawn too (right). E0, the energy at t = 0 (the runs start at rest,
-unstretched), is given on the command line.
+gravitational potential + the springs' elastic energy alpha f^2/2 of their force estimates,
+ChainXpbd's stats) and elastic_energy (J, the springs' part); the kinetic + gravitational part
+is drawn too (right). E0, the energy at t = 0 (the runs start at rest, unstretched), is given
+on the command line.
 
 Usage: plot-xpbd-energy.py out.png "load averages" E0 label1 stats1.csv [label2 stats2.csv ...]
 Needs Debian's python3-matplotlib (Agg backend, no display)."""
@@ -27,11 +25,10 @@ def main():
             rows = list(csv.DictReader(f))
         t = [0.0] + [float(r["t"]) for r in rows]
         total = [e0] + [float(r["total_energy"]) for r in rows]
-        motion = [e0] + [float(r["total_energy"]) - float(r["constraint_energy"]) for r in rows]
+        motion = [e0] + [float(r["total_energy"]) - float(r["elastic_energy"]) for r in rows]
         ax.plot(t, total, label=label)
         bx.plot(t, motion, label=label)
-    ax.set_yscale("log")
-    ax.set_ylabel("total energy (J): kinetic + gravitational + springs")
+        ax.set_ylabel("total energy (J): kinetic + gravitational + elastic")
     bx.set_ylabel("kinetic + gravitational energy (J)")
     for a in (ax, bx):
         a.set_xlabel("time (s)")
