@@ -40,7 +40,11 @@
 //  c. positions: x = x_S + h v_H; the interior-only nodes (in no surface-layer tet)
 //     x = x^n + Dt (v^n + v_B) / 2 (PhysBAM's Set_External_Positions puts them at
 //     x^n + Dt v_H, see below);
-//  d. velocity update: v = v_S + h M^-1 (f_S(x) + r f_I(x)), f_I explicit at the new x.
+//  d. velocity update: v = v_S + h M^-1 (f_S(x) + r f_I(z)), f_I the interior forces of the
+//     implicit update a. (PhysBAM evaluates f_I at the new x: explicit, so an interior mode
+//     of frequency w grows without bound once w Dt >> 1, the NaN of the sliver sphere; at z
+//     the step is stable for every w Dt and every n, for interior-only and mixed nodes alike,
+//     by the step matrix of one undamped mode: spectral radius below 1).
 // Free fall (no elastic force on a rigid translation): v_B = v^n + Dt g, every velocity is
 // v^n + Dt g and every node of a surface-layer tet is at x^n + Dt v^n + Dt^2 g / 2, exact.
 // PhysBAM's x^n + Dt v_H = x^n + Dt v^n + Dt (Dt - h / 2) g would leave the interior-only
@@ -48,8 +52,7 @@
 // them a velocity from the stretched interior tets; x^n + Dt (v^n + v_B) / 2, the average of
 // the step's start velocity and the implicit update's, is exact. Refused (InputError,
 // async.coupling) with Dirichlet nodes and with damping.stiffness_beta > 0, which the last
-// substep does not treat. With the interior forces explicit in d. it is not stable for a
-// stiff interior tet (the sliver sphere diverges after impact): not the default.
+// substep does not treat.
 // Momentum: the surface forces, f_I and (P keeps net force and torque) the distribution
 // are internal; the change of total momentum over a step is M g Dt plus the ground's
 // penalty impulses. Free fall is exact (f_I of a rigid motion is zero).
