@@ -7,9 +7,11 @@
 #include <filesystem>
 
 #include "TempDirs.hpp"
+#include "core/BlasThreads.hpp"
 
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
+  optistep::LimitBlasThreads();  // as the executable does
   PetscCallAbort(PETSC_COMM_SELF, PetscInitialize(&argc, &argv, nullptr, nullptr));
   int rank = 0;
   MPI_Comm_rank(PETSC_COMM_WORLD, &rank);

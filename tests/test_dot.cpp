@@ -30,6 +30,7 @@
 #include "app/FemSimulation.hpp"
 #include "core/Error.hpp"
 #include "integrators/FemBackwardEuler.hpp"
+#include "solvers/InitializerFactory.hpp"
 #include "solvers/SubdomainInitializer.hpp"
 
 namespace optistep {

@@ -13,10 +13,10 @@
 #include <regex>
 #include <sstream>
 
+#include "TestUtil.hpp"
 #include "core/Error.hpp"
 #include "io/Hdf5File.hpp"
 #include "io/XdmfWriter.hpp"
-#include "tests/TestUtil.hpp"
 
 namespace optistep {
 namespace {

@@ -32,7 +32,7 @@
 #include "MpmPotentialFixture.hpp"
 #include "MpmTestUtil.hpp"
 #include "TestUtil.hpp"
-#include "partition/Exchange.hpp"
+#include "core/Exchange.hpp"
 #include "solvers/LbfgsMinimizer.hpp"
 #include "solvers/MinimizerFactory.hpp"
 #include "solvers/MultigridInitializer.hpp"

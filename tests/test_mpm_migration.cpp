@@ -19,9 +19,9 @@
 #include "TestScenes.hpp"
 #include "TestUtil.hpp"
 #include "app/MpmSimulation.hpp"
+#include "core/Exchange.hpp"
 #include "integrators/MpmBackwardEuler.hpp"
 #include "io/StepStats.hpp"
-#include "partition/Exchange.hpp"
 
 namespace optistep {
 namespace {

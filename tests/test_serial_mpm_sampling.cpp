@@ -1,4 +1,4 @@
-// MPM particle seeding (mpm/Shapes, io/SurfaceMesh and mpm/SurfaceMesh, mpm/Sampling).
+// MPM particle seeding (mpm/Shapes, io/SurfaceMesh and mpm/ClosedSurface, mpm/Sampling).
 // Reference numbers: analytic volumes (box: product of sides; ball 4/3 pi r^3; capped
 // cylinder 2 pi r^2 h; ring torus 2 pi^2 R r^2; unit cube 1; the tet (0,0,0) (1,0,0)
 // (0,1,0) (0,0,1) 1/6), closed-form signed distances, and for the CGAL meshes the volume
@@ -22,9 +22,9 @@
 #include "core/Error.hpp"
 #include "io/SurfaceMesh.hpp"
 #include "io/TetMesh.hpp"
+#include "mpm/ClosedSurface.hpp"
 #include "mpm/Sampling.hpp"
 #include "mpm/Shapes.hpp"
-#include "mpm/SurfaceMesh.hpp"
 #include "TestUtil.hpp"
 
 namespace optistep::mpm {

@@ -1,4 +1,4 @@
-// XPBD on particle chains and cloths (integrators/XpbdParticles.hpp, ChainXpbd.hpp; Macklin et
+// XPBD on particle chains and cloths (particles/XpbdParticles.hpp, ChainXpbd.hpp; Macklin et
 // al. 2019). The kernel checks step a whole system on each rank (rank-local), so each rank
 // checks it; the scene checks run split over these ranks (METIS, colored Gauss-Seidel).
 // Against closed forms:
@@ -48,11 +48,11 @@
 #include "TestScenes.hpp"
 #include "TestUtil.hpp"
 #include "app/ParticleSimulation.hpp"
-#include "integrators/XpbdParticles.hpp"
 #include "io/Hdf5File.hpp"
 #include "io/SceneConfig.hpp"
 #include "io/SurfaceMesh.hpp"
-#include "partition/ParticlePartition.hpp"
+#include "particles/XpbdParticles.hpp"
+#include "partition/GreedyColoring.hpp"
 
 namespace optistep {
 namespace {

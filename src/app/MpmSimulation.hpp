@@ -3,12 +3,8 @@
 // over grid blocks with METIS, and step with the scene's integrator
 // (integrators/IntegratorFactory.hpp; backward Euler: integrators/MpmBackwardEuler.hpp) at
 // CFL-limited steps (integrators/StepController.hpp), writing particle frames
-// (XDMF + HDF5), stats.csv and checkpoints.
-// Checkpoint datasets (app/Simulation.hpp), rows by particle id: /mpm/particles/x, v
-// (n x 3; m, m/s), C (n x 9, 1/s), F (n x 9), both row-major, Jp, plastic_strain, mass
-// (kg), V0 (m^3), material (int32), rank and local_index (int32, int64: where the
-// particle lived, for a bitwise restart on the same rank count); /mpm/blocks (b x 3,
-// int64 block coordinates) and /mpm/block_owner (b, int32): the block -> rank map.
+// (XDMF + HDF5), stats.csv and checkpoints (app/Simulation.hpp; the particle datasets:
+// mpm/ParticleCheckpoint.hpp). Sampling: mpm/BodySampling.hpp.
 #include <memory>
 #include <vector>
 

@@ -24,6 +24,7 @@
 #include "app/LogCsv.hpp"
 #include "app/MpmSimulation.hpp"
 #include "app/ParticleSimulation.hpp"
+#include "core/BlasThreads.hpp"
 #include "core/Error.hpp"
 #include "core/Phases.hpp"
 #include "io/Hdf5File.hpp"
@@ -51,6 +52,7 @@ void PrintSummary(MPI_Comm comm, const SceneConfig& scene, FemSimulation& sim) {
               scene.time.dt, scene.time.frame_dt, scene.time.frames,
               sim.integrator().Describe().c_str(),
               static_cast<long long>(q.edge_cut), q.node_imbalance, q.ghost_ratio);
+  PetscPrintf(comm, "  %s\n", DescribeBlasThreads(comm).c_str());
 }
 
 void PrintSummary(MPI_Comm comm, const SceneConfig& scene, ParticleSimulation& sim) {
@@ -67,6 +69,7 @@ void PrintSummary(MPI_Comm comm, const SceneConfig& scene, ParticleSimulation& s
               scene.cloths.size() == 1 ? "" : "s",
               static_cast<long long>(sim.particle_count()), owned.c_str(), scene.time.dt,
               scene.time.frame_dt, scene.time.frames, sim.integrator().Describe().c_str());
+  PetscPrintf(comm, "  %s\n", DescribeBlasThreads(comm).c_str());
 }
 
 void PrintSummary(MPI_Comm comm, const SceneConfig& scene, MpmSimulation& sim) {
@@ -86,6 +89,7 @@ void PrintSummary(MPI_Comm comm, const SceneConfig& scene, MpmSimulation& sim) {
               sim.available_memory().total / 1e9,
               sim.available_memory().nodes, sim.available_memory().nodes == 1 ? "" : "s",
               sim.available_memory().source.c_str());
+  PetscPrintf(comm, "  %s\n", DescribeBlasThreads(comm).c_str());
 }
 
 /// `check` stops after set-up (nothing written); `run` runs every frame.
@@ -201,6 +205,7 @@ int main(int argc, char** argv) {
     return usage_error.empty() ? 0 : 1;
   }
 
+  LimitBlasThreads();
   std::vector<char*> petsc_argv = cl.PetscArgv(argv[0]);
   int petsc_argc = static_cast<int>(petsc_argv.size()) - 1;
   char** petsc_args = petsc_argv.data();

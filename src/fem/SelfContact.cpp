@@ -11,8 +11,8 @@
 #include <unordered_set>
 
 #include "core/Error.hpp"
+#include "core/Exchange.hpp"
 #include "core/Phases.hpp"
-#include "partition/Exchange.hpp"
 #include "solvers/IncrementalPotential.hpp"
 
 namespace optistep {

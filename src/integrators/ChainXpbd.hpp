@@ -2,12 +2,10 @@
 // XPBD with small steps on the chains and cloths of a particle scene (discretization: particles,
 // integrator: xpbd; Macklin et al. 2019, Alg. 1): one StepController step of dt is
 // xpbd.substeps substeps of dt / n with xpbd.iterations Gauss-Seidel passes each over the
-// distance constraints (integrators/XpbdParticles.hpp). The scene's constraints, in scene
-// order (chains' links in chain order, then each cloth's edges by vertex pair, then, with
-// bending_compliance, its bending constraints across the interior edges by edge), are the
-// global constraint ids.
+// distance constraints (particles/XpbdParticles.hpp). The particles and constraints are
+// those of particles/ParticleModel.hpp, whose scene order gives the global ids.
 //
-// Distribution (partition/ParticlePartition.hpp): the particles are split over the ranks by
+// Distribution (particles/ParticlePartition.hpp): the particles are split over the ranks by
 // METIS on the particle graph; each rank keeps the constraints at its owned particles and
 // their other ends as ghosts. A pass applies the constraints color by color (a greedy coloring
 // in constraint id order: no two constraints of a color share a particle), each color
@@ -28,19 +26,16 @@
 #include <vector>
 
 #include "integrators/Xpbd.hpp"
-#include "integrators/XpbdParticles.hpp"
 #include "io/SceneConfig.hpp"
 #include "model/CollisionObject.hpp"
-#include "partition/ParticlePartition.hpp"
+#include "particles/XpbdParticles.hpp"
 
 namespace optistep {
 
 class ChainXpbd : public Xpbd {
  public:
-  /// Collective. The particles of scene.chains, then of scene.cloths (each cloth's surface
-  /// read by every rank), at their initial velocities; pinned particles have zero inverse
-  /// mass; split over comm's ranks. InputError naming the cloth for a pinned vertex out of
-  /// range or a zero-length edge.
+  /// Collective. The particles of scene.chains, then of scene.cloths (BuildParticleModel,
+  /// every rank reading each cloth's surface; its InputErrors), split over comm's ranks.
   ChainXpbd(MPI_Comm comm, const SceneConfig& scene);
 
   /// "xpbd, 100 substeps x 1 iteration, 1 chain, 0 cloths, 20 particles, 19 distance

@@ -9,8 +9,8 @@
 #include "core/GhostedVector.hpp"
 #include "core/Phases.hpp"
 #include "fem/TetElement.hpp"
-#include "integrators/XpbdParticles.hpp"
-#include "partition/ParticlePartition.hpp"
+#include "partition/GreedyColoring.hpp"
+#include "particles/XpbdParticles.hpp"
 
 namespace optistep {
 namespace {

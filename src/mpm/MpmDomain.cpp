@@ -4,8 +4,8 @@
 #include <cmath>
 
 #include "core/Error.hpp"
+#include "core/Exchange.hpp"
 #include "core/GhostedVector.hpp"
-#include "partition/Exchange.hpp"
 #include "partition/Migration.hpp"
 
 namespace optistep::mpm {

@@ -4,7 +4,7 @@
 //
 // A Shape answers one question, "is x inside?", and gives a box that holds it. The
 // primitives here (box, sphere, capped cylinder, torus) also give their exact signed
-// distance; ClosedSurface (mpm/SurfaceMesh) and TetMeshShape (mpm/Sampling) are the
+// distance; ClosedSurface (mpm/ClosedSurface) and TetMeshShape (mpm/Sampling) are the
 // mesh-bounded shapes. All coordinates are world coordinates in m: a scene places a
 // shape by its parameters, not by a transform.
 #include <array>

@@ -2,7 +2,8 @@
 // The initial inverse Hessian H0^-1 of L-BFGS (the "initializer" of HOT, Wang et al. 2020,
 // Alg. 3, and DOT, Li et al. 2019, Alg. 1): applied to the vector between the two loops
 // of the recursion, set up once per time step at the step's start. PETSc-style: Create
-// (CreateInitializer), SetFromOptions, SetUp(potential, u0) per step, Apply, View.
+// (CreateInitializer, solvers/InitializerFactory.hpp), SetFromOptions, SetUp(potential, u0)
+// per step, Apply, View.
 //
 // Types (solver.initializer, -lbfgs_initializer; -dot_initializer):
 //  - identity: H0 = I.
@@ -11,13 +12,13 @@
 //    Jacobi-PCG (FEM) / point-block-Jacobi PCG (MPM) to relative tolerance 1/2 (HOT's
 //    inexact PCG ratio, reference code Configurations.h cgratio), or exactly by a
 //    factorization: -lbfgsh_ksp_type preonly -lbfgsh_pc_type cholesky
-//    [-lbfgsh_pc_factor_mat_solver_type mumps|cholmod].
+//    [-lbfgsh_pc_factor_mat_solver_type mumps|cholmod] (solvers/LaggedHessianInitializer.hpp).
 //  - jacobi: the same lagged Hessian's (block) diagonal alone (preonly + the default PC).
 //  - projective_dynamics (LBFGS-PD, Liu, Bouaziz, Kavan 2017, Sec. 4; the DOT paper's
 //    baseline): the rest-shape matrix M / dt^2 + L (IncrementalPotential::RestShapeMatrix),
 //    factored once per run and again whenever dt changes (a halved step), under the options
 //    prefix "lbfgspd_": preonly + Cholesky by MUMPS (-lbfgspd_pc_factor_mat_solver_type
-//    cholmod on one rank). FEM only.
+//    cholmod on one rank; solvers/ProjectiveDynamicsInitializer.hpp). FEM only.
 //  - subdomains (DOT, Li et al. 2019): rank-local subdomain back-solves of the lagged
 //    Hessian, merged (solvers/SubdomainInitializer.hpp; options prefix "dot_"). FEM only.
 //  - vcycle (HOT): one V-cycle of a Galerkin multigrid on the MPM grid
@@ -57,19 +58,12 @@ class InverseHessianInitializer {
   virtual Mat LaggedHessian() const { return nullptr; }
 };
 
-/// Collective on comm: the initializer named type (InitializerTypes()) with the scene's
-/// solver block and the discretization's defaults (subdomains: its dot block); InputError
-/// naming `source` (the option or scene key) otherwise.
-std::unique_ptr<InverseHessianInitializer> CreateInitializer(MPI_Comm comm, const std::string& type,
-                                                             const SolverConfig& config,
-                                                             const MinimizerDefaults& defaults,
-                                                             const std::string& source);
 /// Collective on comm: a KSP under the options prefix `prefix` that solves by one sparse
 /// Cholesky factorization (preonly + cholesky by `package`, MATSOLVERMUMPS or
 /// MATSOLVERCHOLMOD, unless -<prefix>pc_factor_mat_solver_type says otherwise), its options
 /// read; InputError naming a bad option. The caller destroys it.
 KSP CreateCholeskyKsp(MPI_Comm comm, const std::string& prefix, MatSolverType package);
-/// The names CreateInitializer knows, for messages and -help.
-const std::vector<std::string>& InitializerTypes();
+/// Collective on ksp: r = A^-1 q by ksp; returns its iterations.
+int SolveCountingIterations(KSP ksp, Vec q, Vec r);
 
 }  // namespace optistep

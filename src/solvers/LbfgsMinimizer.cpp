@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "core/Error.hpp"
+#include "solvers/InitializerFactory.hpp"
 
 namespace optistep {
 

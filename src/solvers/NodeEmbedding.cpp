@@ -5,7 +5,7 @@
 #include <map>
 
 #include "core/Error.hpp"
-#include "partition/Exchange.hpp"
+#include "core/Exchange.hpp"
 
 namespace optistep {
 namespace {

@@ -8,6 +8,7 @@
 
 #include "core/Error.hpp"
 #include "partition/TetPartition.hpp"
+#include "solvers/InitializerFactory.hpp"
 
 namespace optistep {
 

@@ -17,7 +17,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "partition/Exchange.hpp"
+#include "core/Exchange.hpp"
 
 namespace optistep {
 

@@ -1,4 +1,4 @@
-#include "mpm/SurfaceMesh.hpp"
+#include "mpm/ClosedSurface.hpp"
 
 #include <algorithm>
 #include <array>

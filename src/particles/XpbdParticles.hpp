@@ -2,7 +2,7 @@
 // XPBD on point particles joined by distance constraints (chains; Macklin, Storey, Lu,
 // Terdiman, Chentanez, Jeschke, Mueller 2019, "Small Steps in Physics Simulation", Alg. 1 and
 // Sec. 6.1's hanging chain). Rank-local by itself: it steps the particles it holds. Under
-// Distribute (integrators/ChainXpbd, partition/ParticlePartition.hpp) it holds one rank's
+// Distribute (integrators/ChainXpbd, particles/ParticlePartition.hpp) it holds one rank's
 // owned particles and ghosts and the constraints at its owned ones, in color order, and
 // calls a halo exchange after each color: every kernel below is per particle or per
 // constraint, and the ghosts are predicted and moved alike on every rank that holds them.

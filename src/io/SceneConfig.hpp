@@ -425,7 +425,7 @@ struct ClothConfig {
   double compliance = 0.0;             ///< alpha, m/N, >= 0
   Vec3 initial_velocity = Vec3::Zero();
   /// Bending (key bending_compliance, m/N, >= 0; absent: none): one distance constraint across
-  /// each interior edge, between the two triangles' opposite vertices (integrators/ChainXpbd.hpp).
+  /// each interior edge, between the two triangles' opposite vertices (particles/ParticleModel.hpp).
   bool bending = false;
   double bending_compliance = 0.0;
 };

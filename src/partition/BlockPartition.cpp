@@ -8,7 +8,7 @@
 #include <string>
 #include <utility>
 
-#include "partition/Exchange.hpp"
+#include "core/Exchange.hpp"
 
 namespace optistep {
 namespace {

@@ -1,4 +1,4 @@
-#include "integrators/XpbdParticles.hpp"
+#include "particles/XpbdParticles.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -9,22 +9,16 @@
 // whose ends have two owners is kept, and projected from bitwise the same inputs, by both;
 // it is "counted" (energy, statistics) by the owner of its first particle.
 //
-// Order: the constraints are colored greedily in constraint id order (GreedyColors: no two
-// constraints of a color share a particle). Within a color no two projections touch the same
-// particle, so applying a color in any order, on any number of ranks, gives the same bits.
+// Order: the constraints are colored greedily in constraint id order (GreedyColors of
+// partition/GreedyColoring.hpp: no two constraints of a color share a particle). Within a
+// color no two projections touch the same particle, so applying a color in any order, on
+// any number of ranks, gives the same bits.
 #include <mpi.h>
 
 #include <cstdint>
 #include <vector>
 
 namespace optistep {
-
-/// Greedy coloring in item order: item k (its nodes flat[per_item k .. per_item (k+1)),
-/// ids in [0, n_nodes)) gets the smallest color none of the earlier items at one of its
-/// nodes has. Rank-local; the result depends only on the input. Returns the color per item
-/// (0-based); *n_colors the number of colors.
-std::vector<int> GreedyColors(const std::vector<std::int64_t>& flat, int per_item,
-                              std::int64_t n_nodes, int* n_colors);
 
 /// The owner rank of each of n_particles particles joined by `pairs` (2 ids per constraint),
 /// from METIS_PartGraphKway (fixed seed) into `ranks` parts; all 0 for one rank. Rank-local.

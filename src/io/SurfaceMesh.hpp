@@ -1,6 +1,6 @@
 #pragma once
 // Triangle surface readers: OFF, Wavefront OBJ and STL (binary or ASCII). The surfaces bound MPM bodies
-// (mpm/SurfaceMesh: closedness, inside test).
+// (mpm/ClosedSurface: closedness, inside test).
 #include <array>
 #include <string>
 #include <vector>
