@@ -203,6 +203,18 @@ std::vector<std::pair<std::string, std::vector<double>>> FemXpbd::FrameCellField
   return {{"force_deviatoric", deviatoric}, {"force_hydrostatic", hydrostatic}};
 }
 
+std::vector<Mat3> FemXpbd::DeviatoricForceEstimates() const {
+  const DistributedTetMesh& mesh = model_.mesh();
+  std::vector<Mat3> by_tet(mesh.tets.size(), Mat3::Zero());
+  if (dt_s_ > 0.0)
+    for (size_t t = 0; t < tets_.size(); ++t)
+      by_tet[tets_[t].tet] = Eigen::Map<const Mat3>(&lambda_[kLambdas * t]) / (dt_s_ * dt_s_);
+  std::vector<Mat3> counted;
+  for (size_t e = 0; e < mesh.tets.size(); ++e)
+    if (mesh.tet_counted[e]) counted.push_back(by_tet[e]);
+  return counted;
+}
+
 void FemXpbd::KeepState() { kept_.Keep(x_, v_, t_, steps_); }
 
 void FemXpbd::RestoreKeptState() { kept_.Restore(x_, v_, &t_, &steps_); }

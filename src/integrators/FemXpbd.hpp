@@ -105,6 +105,12 @@ class FemXpbd : public Xpbd {
   /// cancel. 0 before this run's first step. Not collective.
   std::vector<std::pair<std::string, std::vector<double>>> FrameCellFields() const override;
 
+  /// Per counted local tet in local order: C_D = F's 9 force estimates Lambda_D / dt_s^2 of
+  /// the last substep (N m), whose deviatoric force on the tet's corner a is Lambda_D beta_a
+  /// / dt_s^2 (beta_a: column a of the rest-shape gradient matrix). Zero before this run's
+  /// first step. Not collective.
+  std::vector<Mat3> DeviatoricForceEstimates() const;
+
   /// The number of tet colors (the same on every rank).
   int colors() const { return n_colors_; }
 
