@@ -250,13 +250,17 @@ class MapView {
   Field self_;
 };
 
-/// min and max keys of a box, min <= max componentwise (min < max if `solid`).
+/// min and max keys of a box, min <= max componentwise (min < max if `solid`: a solid of zero
+/// size in some axis, or inside out, is refused, naming the first such axis).
 void ReadBox(const MapView& m, Vec3& min, Vec3& max, bool solid = false) {
   m.Require("min").To(min);
   m.Require("max").To(max);
-  if (solid ? (min.array() >= max.array()).any() : (min.array() > max.array()).any())
-    m.self().Error(std::string("expected min ") + (solid ? "<" : "<=") +
-                   " max componentwise, got min " + FormatVec(min) + " and max " + FormatVec(max));
+  for (int a = 0; a < 3; ++a)
+    if (solid ? min[a] >= max[a] : min[a] > max[a])
+      m.self().Error(std::string("expected min ") + (solid ? "<" : "<=") +
+                     " max componentwise, got min " + FormatVec(min) + " and max " +
+                     FormatVec(max) + " (" + "xyz"[a] + ": " +
+                     (min[a] == max[a] ? "zero size" : "inside out") + ")");
 }
 
 /// The keys of a round solid, `type` sphere, cylinder or torus, into a ShapeConfig or a
@@ -806,7 +810,7 @@ CollisionObjectConfig ParseCollisionObject(const Field& f, bool mpm, const std::
       m.Require("normal").ToDirection(object.normal);
       break;
     case Kind::kBox:
-      ReadBox(m, object.box_min, object.box_max);
+      ReadBox(m, object.box_min, object.box_max, /*solid=*/true);
       break;
     case Kind::kSphere:
     case Kind::kCylinder:
@@ -820,7 +824,7 @@ CollisionObjectConfig ParseCollisionObject(const Field& f, bool mpm, const std::
       m.Require("inner_radius").To(object.inner_radius, Range{0.0, object.outer_radius, true, true});
       break;
     case Kind::kBoxWithHole: {
-      ReadBox(m, object.box_min, object.box_max);
+      ReadBox(m, object.box_min, object.box_max, /*solid=*/true);
       const std::size_t axis = m.Has("hole_axis") ? m.Get("hole_axis").ToChoice(kAxes) : 1;
       object.axis = Vec3::Unit(static_cast<int>(axis));
       object.center = 0.5 * (object.box_min + object.box_max);
