@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# DOT benchmark (issue 12): DOT (Li et al. 2019) against PN-PCG (Jacobi and GAMG), PN with a
+# DOT benchmark: DOT (Li et al. 2019) against PN-PCG (Jacobi and GAMG), PN with a
 # direct solve, LBFGS-H and LBFGS-PD, on 1 and 2 ranks; DOT also with 1, 2, 4 and 8
 # subdomains in all. It prints figures and asserts nothing (tests live in tests/); run it
 # on a quiet machine, timings on a shared one vary by a factor of 2 or more.

@@ -40,7 +40,7 @@
 #   first 30 degrees of the twist), TIME_LIMIT (seconds per run, default 150; a run cut
 #   off is reported with the steps it finished), HOT_FULL (default 0), SETS (further
 #   --set overrides for every run, space-separated; e.g. the reference code's step for
-#   the side-by-side of issue 11: SETS="time.dt=0.004166666666666667" BAR_FRAMES=12
+#   the side-by-side with the reference code: SETS="time.dt=0.004166666666666667" BAR_FRAMES=12
 #   E_MIDS=1e8 VARIANTS="pnmf hot" RANKS=2).
 #   HOT's Fig. 20 sweep: E_MIDS="1e5 1e6 1e7 1e8 1e9 1e10" (iterations and time against
 #   stiffness, plotted as below).

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""DOT's iteration growth with the subdomain count (issue 12; the DOT slides' plot):
+"""DOT's iteration growth with the subdomain count (the DOT slides' plot):
 L-BFGS iterations per step against subdomains in all, one line per scene and rank count,
 from the CSV of scripts/bench-dot.sh.
 

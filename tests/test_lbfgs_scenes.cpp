@@ -28,19 +28,13 @@
 // up to 2 B1; a position error is also a velocity error, which backward Euler carries on
 // without amplifying, so after N steps the worst case (every residual along the softest
 // mode) is at least 2 N B1 = 20 B1.
-// Measured after 10 steps, the same on 1, 2 and 4 ranks to 4 digits: RMS 1.10 B1 at
-// eps = 1e-5, 2.34 B1 at eps = 1e-7 (where Newton ends far below its tolerance, so the
-// difference is L-BFGS's alone); largest node difference 4.1 B1 and 7.2 B1 (at 1e-5,
-// 1.5e-4 m: 2.7% of a step's travel of the handles). Asserted: RMS < 4 B1 (a fifth of the
-// worst case), largest < 15 B1 (the CN test, an RMS, bounds no single node).
-// LBFGS-PD (the rest-shape matrix as H0, Liu et al. 2017) against Newton, the same bounds:
-// measured 0.41 B1 RMS on 1, 2 and 4 ranks.
-// DOT against Newton, the same bounds: measured RMS 0.49 / 0.65 / 0.99 B1 on 1 / 2 / 4 ranks
-// with one subdomain per rank, 0.65 / 0.72 / 0.84 B1 with two, 0.55 / 0.48 / 1.83 B1 at
-// eps / 100 (largest 5.75 B1). DOT's subdomains follow the ranks, so DOT on 2 and 4 ranks
-// is compared with DOT on 1 rank by the same bounds (a solve on each side): measured 0.64 /
-// 0.73 B1 RMS (average merge), 1.03 / 1.24 B1 (symmetric); and twice on the same ranks it
-// must be bitwise equal.
+// At eps / 100 Newton ends far below its tolerance, so the difference is L-BFGS's alone.
+// Asserted: RMS < 4 B1 (a fifth of the worst case), largest < 15 B1 (the CN test, an RMS,
+// bounds no single node).
+// LBFGS-PD (the rest-shape matrix as H0, Liu et al. 2017) and DOT against Newton, the same
+// bounds. DOT's subdomains follow the ranks, so DOT on 2 and 4 ranks is compared with DOT
+// on 1 rank by the same bounds (a solve on each side); and twice on the same ranks it must
+// be bitwise equal.
 //
 // MPM. The unknown is the grid velocity change, H = M + dt^2 K >= M, so where inertia
 // governs a node's velocity is off by about tol_i / m_i. HOT's tol_i = eps 24 dx^2 dt
@@ -51,11 +45,8 @@
 // dx = 0.015 m, dt = 0.0104 s, eps = 1e-7), and the particles' positions by about dt dv per
 // step, N dt dv after N steps. (No max_i bound as for FEM: nodes at a body's fringe have
 // m_i -> 0 with tol_i unchanged.) The stiff middle bar (E = 1e8 Pa) has 1000 times the
-// tolerance but is carried along nearly rigidly: measured, its particles' velocities
-// differ 50 times less than the top bar's.
-// Measured after 3 steps: position RMS 0.41 N dt dv on 1, 2 and 4 ranks, velocity RMS
-// 0.58 dv; largest particle difference 2.2 N dt dv (1.7e-5 m, 0.3% of a step's travel of
-// the top clamp). Asserted: position RMS < N dt dv, velocity RMS < 1.5 dv, largest
+// tolerance but is carried along nearly rigidly, so its particles' velocities differ far
+// less than the top bar's. Asserted: position RMS < N dt dv, velocity RMS < 1.5 dv, largest
 // position difference < 5 N dt dv.
 //
 // HOT (solver.method: hot, Wang et al. 2020) is compared with the same bounds, but against
@@ -261,7 +252,7 @@ TEST(LbfgsScenes, TwistedBarDotWithTwoSubdomainsPerRankAgreesWithNewtonToTheCnTo
 }
 
 TEST(LbfgsScenes, TwistedBarDotWithOverlapAndLaggedFactorsAgreesWithNewtonToTheCnTolerance) {
-  // Issue 12's speed options change the initializer, not the termination: the same bound.
+  // DOT's speed options (overlap, lagged factors) change the initializer, not the termination: the same bound.
   const test::ScopedOptions options({{"-dot_overlap", "1"}, {"-dot_refactor_every", "4"}});
   CompareOnTheTwistedBar(1.0, "dot", {"dot.subdomains_per_rank=2"});
 }

@@ -572,8 +572,8 @@ double FemIncrementalPotential::RigidMotionResidual(double epsilon, Vec x, Vec g
     if (r > 0.0) {
       // Elastic forces carry no net torque in exact arithmetic, but the rotation in P
       // (fixed corotated's polar decomposition, say) is exact only to round-off: their
-      // net torque is noise of about eps_mach sum_e V_e |dP/dF(I)|_e (measured: a hundredth
-      // of that on the twisted bar's mesh), which no solve can reduce. For very stiff
+      // net torque is noise of at most about eps_mach sum_e V_e |dP/dF(I)|_e, which no solve
+      // can reduce (docs/methods/newton.md, "Termination"). For very stiff
       // bodies (E ~ 1e17 Pa at dt = 1/40 s) that is the floor of the torque test.
       const double floor = std::numeric_limits<double>::epsilon() * body_stiffness_volume_[b];
       worst = std::max(worst, T.norm() / std::max(epsilon * M * a * r, floor));

@@ -1,5 +1,5 @@
 #pragma once
-// The time-stepping seam (docs/ARCHITECTURE.md). An Integrator advances a discretization's
+// The time-stepping seam (docs/dev/ARCHITECTURE.md). An Integrator advances a discretization's
 // state from t to t + dt: backward Euler as optimization for FEM and MPM (Gast et al.
 // 2015; integrators/FemBackwardEuler, MpmBackwardEuler); XPBD and asynchronous evolution
 // are further implementations. The StepController (integrators/StepController.hpp), one

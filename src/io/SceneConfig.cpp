@@ -574,7 +574,7 @@ std::vector<MotionSegmentConfig> ParseMotion(const Field& f) {
       f, [](const Field& item, std::size_t) { return ParseSegment(item); });
 }
 
-// --- Loads, time functions, initial conditions (issue 10, items 4 and 5) -------------------
+// --- Loads, time functions, initial conditions ----------------------------------------------
 
 const Names kTimeFunctionTypes = {"constant", "ramp", "table"};
 const std::vector<Names> kTimeFunctionTypeKeys = {{"value"}, {"start", "end", "from", "to"}, {"points"}};

@@ -280,7 +280,7 @@ struct DotConfig {
 
 /// Per-step minimizer settings (Gast et al. 2015 Sec. 3.1; Li et al. 2019; Wang et al.
 /// 2020). These are the defaults of the minimizer's options (-newton_*, -lbfgs_*, -dot_*;
-/// README "Solver options"), which override them.
+/// docs/user/solver-options.md), which override them.
 struct SolverConfig {
   /// newton | newton_mg | lbfgs | hot | dot (src/solvers/MinimizerFactory.hpp)
   std::string method = "newton";
@@ -292,9 +292,8 @@ struct SolverConfig {
   /// Rigid-motion test of the characteristic-norm termination: the net force and torque of
   /// the residual of every body no Dirichlet condition holds, over its weight and inertia,
   /// must stay below it (src/solvers/ConvergenceTest.hpp). Ours, no paper gives one: 1e-3,
-  /// a body's mean acceleration right to 0.1% of gravity in every step. The elephant drop
-  /// (configs/) costs no more Newton iterations with it than without it (135 against 132
-  /// in 24 frames; 1e-4 would cost 171).
+  /// a body's mean acceleration right to 0.1% of gravity in every step, at the cost of
+  /// hardly any Newton iterations (docs/methods/newton.md, "Termination").
   double rigid_epsilon = 1e-3;
   double tau = 1e-6;          ///< absolute gradient norm tolerance (N), "absolute" only
   int max_iterations = 200;   ///< Newton iteration cap per step
@@ -355,8 +354,8 @@ struct AsyncConfig {
   /// one implicit step of the interior tets over the whole step after the substeps; exact
   /// free fall) or "paper" (the last substep is the coupled step of Sec. 4.3: interior
   /// forces scaled by alpha = (2 Dt - h) / h in an implicit position update, velocity
-  /// averaging and the interior-only nodes placed from the step's start; README,
-  /// "Asynchronous evolution").
+  /// averaging and the interior-only nodes placed from the step's start;
+  /// docs/methods/async.md).
   std::string coupling = "frame";
 };
 

@@ -1,30 +1,16 @@
 #pragma once
-// Geometric multigrid on an MPM grid (HOT, Wang et al. 2020, Sec. 4): PETSc's PCMG with
-// the prolongations of solvers/NodeEmbedding.hpp between the levels (level m has spacing
-// 2^m dx) and Galerkin coarse operators H^(m+1) = P^T H^m P (HOT eq. 6), formed by PETSc
-// (PCMGSetGalerkin) from the level-0 matrix the PC is given, as the triple product R H P
-// with the restriction R = P^T stored (MatTranspose, PCMGSetRestriction; PCMG then calls
-// MatMatMatMult). Not MatPtAP: PETSc 3.18's MPIAIJ MatPtAP (nonscalable, scalable) adds
-// the rows other ranks send in the order the messages arrive, so on 3 or more ranks its
-// coarse operators changed in the last bits from run to run; the triple product computes
-// each rank's own rows from fetched rows, the same bits every run, and measured no slower
-// (README "HOT"). The PC is an
-// ordinary PETSc object under the caller's options prefix, so every PCMG parameter is an
-// option (-<prefix>pc_mg_levels, -<prefix>mg_levels_ksp_type, -<prefix>mg_coarse_pc_type,
-// ...; -help lists them). Defaults (set before the options are read, so options override):
-//  - levels: the scene's solver.mg_levels (3, HOT Sec. 7.1), or -<prefix>pc_mg_levels;
-//  - embedding: solver.mg_embedding, or -<prefix>mg_embedding (linear, HOT Sec. 4);
-//  - smoother on every level but the coarsest: one symmetric Gauss-Seidel sweep before and
-//    one after the coarse correction (HOT Sec. 5.3, Alg. 2: it keeps the V-cycle symmetric
-//    positive definite), as PETSc's Richardson with PCSOR: in parallel a rank-local
-//    symmetric sweep inside block Jacobi over the ranks (SOR_LOCAL_SYMMETRIC_SWEEP);
-//  - coarsest level: see GridMultigrid.cpp (kCoarse*), measured in README "Benchmarks";
-//  - multiplicative V-cycle, one cycle per application.
-// The hierarchy is remade for every new grid (SetGrid); PETSc forms the Galerkin products
-// whenever the PC is set up with a new level-0 matrix. A caller whose next grid and level-0
-// nonzero pattern are those of the last SetGrid (SameGrid, and the potential's
-// HessianPatternIs) may keep the PC set up and only refill its level-0 matrix: PCMG then redoes the Galerkin products'
-// numeric phase alone (MatMatMatMult with MAT_REUSE_MATRIX), with the same results.
+// Geometric multigrid on an MPM grid (HOT, Wang et al. 2020, Sec. 4): PETSc's PCMG with the
+// prolongations of solvers/NodeEmbedding.hpp between the levels (level m has spacing
+// 2^m dx) and Galerkin coarse operators P^T H P (HOT eq. 6), formed by PETSc as the triple
+// product R H P with R = P^T stored (not MatPtAP, whose parallel sums are not repeatable).
+// One symmetric Gauss-Seidel sweep before and after the coarse correction (rank-local inside
+// block Jacobi), point-block-Jacobi PCG on the coarsest level, one multiplicative V-cycle per
+// application. The PC is an ordinary PETSc object under the caller's options prefix, so
+// every PCMG parameter is an option (-help lists them); the scene's defaults are set first.
+// Contract: the hierarchy is remade for every new grid (SetGrid); a caller whose next grid
+// and level-0 pattern are unchanged may keep the PC and refill its level-0 matrix, and PCMG
+// then redoes the Galerkin products' numeric phase alone, with bitwise the same results.
+// The method, the defaults' sources and why R H P: docs/methods/hot.md.
 #include <petscksp.h>
 
 #include <string>

@@ -1,6 +1,6 @@
 #pragma once
 // One time step's problem: minimize E(u) over the distributed unknown u. This is the seam
-// every minimizer meets (docs/ARCHITECTURE.md). u is a PETSc Vec of block size 3: node
+// every minimizer meets (docs/dev/ARCHITECTURE.md). u is a PETSc Vec of block size 3: node
 // positions (m) for FEM, grid velocity increments (m/s) for MPM.
 //
 // A discretization implements Evaluate, Hessian, CreateHessian, CharacteristicScales,

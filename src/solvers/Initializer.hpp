@@ -1,28 +1,15 @@
 #pragma once
 // The initial inverse Hessian H0^-1 of L-BFGS (the "initializer" of HOT, Wang et al. 2020,
-// Alg. 3, and DOT, Li et al. 2019, Alg. 1): applied to the vector between the two loops
-// of the recursion, set up once per time step at the step's start. PETSc-style: Create
+// Alg. 3, and DOT, Li et al. 2019, Alg. 1): applied to the vector between the two loops of
+// the recursion, set up once per time step at the step's start. PETSc-style: Create
 // (CreateInitializer, solvers/InitializerFactory.hpp), SetFromOptions, SetUp(potential, u0)
 // per step, Apply, View.
-//
-// Types (solver.initializer, -lbfgs_initializer; -dot_initializer):
-//  - identity: H0 = I.
-//  - lagged_hessian (LBFGS-H, the baseline of the HOT and DOT papers): the SPD-projected
-//    Hessian at the step's start, solved by a KSP under the options prefix "lbfgsh_":
-//    Jacobi-PCG (FEM) / point-block-Jacobi PCG (MPM) to relative tolerance 1/2 (HOT's
-//    inexact PCG ratio, reference code Configurations.h cgratio), or exactly by a
-//    factorization: -lbfgsh_ksp_type preonly -lbfgsh_pc_type cholesky
-//    [-lbfgsh_pc_factor_mat_solver_type mumps|cholmod] (solvers/LaggedHessianInitializer.hpp).
-//  - jacobi: the same lagged Hessian's (block) diagonal alone (preonly + the default PC).
-//  - projective_dynamics (LBFGS-PD, Liu, Bouaziz, Kavan 2017, Sec. 4; the DOT paper's
-//    baseline): the rest-shape matrix M / dt^2 + L (IncrementalPotential::RestShapeMatrix),
-//    factored once per run and again whenever dt changes (a halved step), under the options
-//    prefix "lbfgspd_": preonly + Cholesky by MUMPS (-lbfgspd_pc_factor_mat_solver_type
-//    cholmod on one rank; solvers/ProjectiveDynamicsInitializer.hpp). FEM only.
-//  - subdomains (DOT, Li et al. 2019): rank-local subdomain back-solves of the lagged
-//    Hessian, merged (solvers/SubdomainInitializer.hpp; options prefix "dot_"). FEM only.
-//  - vcycle (HOT): one V-cycle of a Galerkin multigrid on the MPM grid
-//    (solvers/MultigridInitializer.hpp), options prefix "hot_". MPM only.
+// Types (solver.initializer, -lbfgs_initializer; -dot_initializer): identity; lagged_hessian
+// (LBFGS-H, KSP prefix "lbfgsh_"); jacobi; projective_dynamics (LBFGS-PD, Liu, Bouaziz,
+// Kavan 2017, Sec. 4; prefix "lbfgspd_"; FEM); subdomains (DOT,
+// solvers/SubdomainInitializer.hpp; FEM); vcycle (HOT, solvers/MultigridInitializer.hpp;
+// MPM).
+// What each type solves, with its defaults and their sources: docs/methods/lbfgs.md.
 #include <petscksp.h>
 
 #include <memory>

@@ -1,7 +1,7 @@
 #pragma once
 // A minimizer drives an IncrementalPotential from a start vector to a minimizer. Every
 // minimizer is a PETSc-style object with an options prefix and one life cycle
-// (docs/ARCHITECTURE.md):
+// (docs/dev/ARCHITECTURE.md):
 //
 //   auto m = CreateMinimizer(comm, scene.solver, defaults);  // Create (solvers/MinimizerFactory)
 //   m->SetFromOptions();   // the scene's solver block gives the defaults, the options

@@ -1,24 +1,15 @@
 #pragma once
 // Prolongation between two levels of an MPM grid by node embedding (HOT, Wang, Li, Fang,
-// Zhang, Gao, Tang, Kaufman, Jiang 2020, Sec. 4): level m + 1 has spacing 2 dx_m, and a
-// fine node is the weighted sum of the coarse nodes around it, per axis
-//  - linear (HOT Sec. 4, eq. 5; the default): fine index 2c copies coarse node c, fine
-//    index 2c + 1 takes 1/2 from coarse nodes c and c + 1;
-//  - quadratic (HOT's ablation; its reference code's quadratic_weight_template): fine 2c
-//    takes 1/8, 3/4, 1/8 from coarse c - 1, c, c + 1, fine 2c + 1 takes 1/2 from c and c + 1;
-// in 3D a weight is the product of the three axes' weights (up to 8 coarse nodes per fine
-// node with the linear rule, 27 with the quadratic one), times the 3x3 identity (block size
-// 3). Both reproduce linear fields exactly. The grid is sparse: a coarse node exists when a
-// fine node takes a non-zero weight from it.
-//
-// Distribution. A coarse node is owned by the rank owning the fine node that copies it
-// (index 2c on every axis) when that node is an unknown of the fine level; otherwise by the
-// lowest rank among those whose fine nodes take weight from it. Ranks agree on this by a
-// rendezvous: each coarse node has a home rank (a hash of its coordinates), which collects
-// the claims and answers with the owner. Each rank numbers its coarse nodes contiguously
-// (PETSc ownership): first those copied by its fine nodes, in the fine PETSc order, then
-// the rest by coordinates (z, y, x); the numbering depends on the fine level and the rank
-// count only, so it is deterministic.
+// Zhang, Gao, Tang, Kaufman, Jiang 2020, Sec. 4): level m + 1 has spacing 2 dx_m, and a fine
+// node is the weighted sum of the coarse nodes around it, per axis linear (HOT eq. 5, the
+// default: fine 2c copies coarse c, fine 2c + 1 takes 1/2 from c and c + 1) or quadratic
+// (HOT's ablation), in 3D the product of the axes' weights times the 3x3 identity. Both
+// reproduce linear fields exactly. The grid is sparse: a coarse node exists when a fine node
+// takes a non-zero weight from it.
+// Contract: a coarse node is owned by the rank owning the fine node that copies it, else by
+// the lowest rank whose fine nodes take weight from it (agreed by a rendezvous); each rank
+// numbers its coarse nodes contiguously, deterministically for a fine level and rank count.
+// The weights, ownership and numbering: docs/methods/hot.md.
 #include <petscmat.h>
 
 #include <string>

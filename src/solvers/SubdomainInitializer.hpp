@@ -1,61 +1,18 @@
 #pragma once
 // DOT's initializer (Li, Gao, Langlois, Jiang, Kaufman 2019, "Decomposed Optimization Time
-// Integrator for Large-Step Elastodynamics", Secs. 4-5, Alg. 1): the initial inverse
-// Hessian of L-BFGS as independent back-solves on subdomains of the mesh, each with a
-// sparse Cholesky factorization made once per time step, merged where subdomains share
-// nodes. Here the subdomains are rank-local, so a back-solve never communicates.
-//
-//  - Subdomains: each rank's counted tets (IncrementalPotential::Elements()), split into
-//    dot.subdomains_per_rank parts by METIS_PartMeshDual (ncommon = 3, fixed seed:
-//    partition/TetPartition.hpp). A subdomain's node set S is its tets' nodes, owned and
-//    ghost; nodes on an interface belong to every subdomain that touches them.
-//  - Local matrix: H[S,S], the principal submatrix of the global SPD-projected Hessian H at
-//    the step's start (mass, penalty contact and damping included, Dirichlet rows and
-//    columns decoupled as in H), taken by MatCreateSubMatrices. This is what DOT's code
-//    builds (DOTTimeStepper::fillInDecomposedHessians: the subdomain's own element blocks,
-//    plus, at interface nodes, the mass and element blocks it lacks). PETSc's PCASM with
-//    these node sets as its subdomains (PCASMSetLocalSubdomains) would factor the same
-//    matrices, but its merges (basic, restrict, interpolate) sum the back-solves or keep
-//    one of them: none averages them, which is DOT's merge; hence our own scatter.
-//  - Factorization: KSPPREONLY + PCCHOLESKY per subdomain under the options prefix
-//    "dot_sub_" (-dot_sub_pc_factor_mat_solver_type cholmod (default) | mumps | petsc),
-//    numeric refactorization every step, symbolic once.
-//  - Apply: r = merge_j(H[S_j,S_j]^-1 q|S_j), with m_i the number of subdomains holding
-//    node i, w_i = 1 / m_i, R_j the restriction to S_j (block size 3):
-//      average   (DOT's code, DOTTimeStepper::solve_oneStep): r = W sum_j R_j^T H_j^-1 R_j q,
-//                each node the mean of its subdomains' values; W A is not symmetric;
-//      symmetric r = sum_j R_j^T W_j^(1/2) H_j^-1 W_j^(1/2) R_j q, an additive Schwarz
-//                preconditioner with a partition of unity on both sides: SPD.
-//    Default: average. Measured on 2 ranks (a loaded 2-core machine), L-BFGS iterations per
-//    step, average / symmetric: twisted bar (configs/twisted_bar.yaml, 40 steps) with 4
-//    subdomains 3.25 / 3.28, with 8 3.95 / 3.75; bar17K twist (configs/dot_bar17k_twist.yaml,
-//    10 steps) with 6 (the reference's count) 17.7 / 18.3. Neither is better beyond +-5%,
-//    nor in time per step within the machine's noise, so the default is DOT's code's merge,
-//    which also costs one weighting of the global vector instead of two of the concatenated
-//    subdomain vectors. The symmetric one is kept for what needs an SPD H0 (tests check it).
-//  - A factorization that fails (not SPD, a bug: the matrix is projected) is reported on
-//    rank 0 as one warning line naming the rank and subdomain, and the step falls back to
-//    LBFGS-H's solve (Jacobi-PCG on the lagged Hessian to relative tolerance 1/2, options
-//    -lbfgsh_*: PN-PCG's linear solve).
-//  - Overlap (ours, -dot_overlap N, default 0 = DOT's disjoint tets): N times, every local
-//    tet (counted or not) touching S adds its nodes to S; a rank holds only the tets that
-//    touch its owned nodes, so with one subdomain per rank more than one layer adds
-//    nothing. With the average merge only a subdomain's core values (its nodes before the
-//    overlap) are merged, m_i counting the cores holding node i: restricted additive
-//    Schwarz (Cai, Sarkis 1999); the symmetric merge keeps all values. Measured on bar17K
-//    (2 ranks, 1 subdomain each, 4 steps): 17 -> 12.5 L-BFGS iterations per step.
-//  - Lagging across steps (ours, -dot_refactor_every N, default 1 = DOT: every step's
-//    start): a factorization serves up to N steps; a new dt, a fallback, or a step that
-//    took more than -dot_refactor_growth (1.5) times the iterations of the first step it
-//    served or of the step before it refactors at once. Measured: bar17K keeps its
-//    iterations over 4 steps (18/18/17/15); the elephant drop's impact steps do not (a
-//    step on factors without the new contacts hits the iteration cap), README "DOT". With N > 1 the factors cross steps but are not checkpointed:
-//    a restart refactors at its first step, so a resumed run matches an uninterrupted one to
-//    the solver tolerance, not bitwise (with N = 1, bitwise).
-// With the defaults nothing crosses steps but the subdomain structure (a function of the
-// partition): the factorization is made afresh each step. Phases: SubdomainFactor (extraction of the local
-// matrices and their factorization), SubdomainSolve (back-solves), SubdomainMerge
-// (scatters and weights).
+// Integrator for Large-Step Elastodynamics", Secs. 4-5, Alg. 1): H0^-1 of L-BFGS as
+// independent back-solves on rank-local subdomains of the mesh (each rank's tets split by
+// METIS), each with a sparse Cholesky factorization of H[S,S], the principal submatrix of the
+// SPD-projected Hessian at the step's start, merged where subdomains share nodes (average,
+// DOT's code, or symmetric). Type "subdomains" (solver.method: dot), options prefix "dot_"
+// (-dot_subdomains_per_rank, -dot_merge, -dot_overlap, -dot_refactor_every,
+// -dot_refactor_growth; the subdomains' KSP and PC under "dot_sub_").
+// Contract: a back-solve never communicates; a factorization that fails makes the step fall
+// back to LBFGS-H's solve (one warning line). With the defaults nothing crosses steps but the
+// subdomain structure; with -dot_refactor_every N > 1 the factors do, and are not
+// checkpointed (a resumed run then matches to solver tolerance, not bitwise).
+// Phases: SubdomainFactor, SubdomainSolve, SubdomainMerge.
+// The method, the merges, overlap and lagged factors, and why: docs/methods/dot.md.
 #include <petscksp.h>
 
 #include <memory>
