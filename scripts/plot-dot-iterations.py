@@ -19,7 +19,7 @@ def main(csv_path, png_path):
     lines = {}
     with open(csv_path) as f:
         for row in csv.DictReader(f):
-            if not row["method"].startswith("dot-"):
+            if not row["method"].startswith("dot-") or not row["subdomains_in_all"]:
                 continue
             variant = row["method"].split("-", 2)[2:]  # dot-K-ov1 -> ["ov1"]
             key = f"{row['scene']}, {row['ranks']} rank(s)" + (f", {variant[0]}" if variant else "")

@@ -22,6 +22,7 @@
 #include <memory>
 #include <sstream>
 
+#include "ScopedOptions.hpp"
 #include "TestScenes.hpp"
 #include "TestUtil.hpp"
 #include "app/FemSimulation.hpp"
@@ -254,6 +255,16 @@ TEST_P(RestartScene, SlicedRunIsBitwiseTheUninterruptedOne) {
 TEST(RestartScenes, HotTwistingBarSlicedRunIsBitwiseTheUninterruptedOne) {
   ExpectSlicedRunBitwiseTheUninterruptedOne("hot_twisting_bar_coarse", "hot_twisting_bar_coarse_hot",
                                             {"solver.method=hot"});
+}
+
+// DOT with factors lagged over 3 steps (-dot_refactor_every 3): the checkpoint of step 2
+// holds the factors' Hessian, point and counters (SubdomainInitializer::SaveState), from
+// which the resumed step 3 factors the same matrices; step 4 refactors. Defaults otherwise
+// (sized subdomains, coarse space, refresh).
+TEST(RestartScenes, DotWithLaggedFactorsSlicedRunIsBitwiseTheUninterruptedOne) {
+  const test::ScopedOptions lag({{std::string("-dot_refactor_every"), std::string("3")}});
+  ExpectSlicedRunBitwiseTheUninterruptedOne("twisted_bar", "twisted_bar_dot_lagged",
+                                            {"solver.method=dot"});
 }
 
 // XPBD's Jacobi order and depenetration speed limit: lambda and the Jacobi sums

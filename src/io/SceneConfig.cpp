@@ -321,6 +321,7 @@ const Names kForcings = {"gradient", "characteristic_norm", "preconditioned"};
 const Names kEmbeddings = {"linear", "quadratic"};
 const Names kDiscretizations = {"fem", "mpm", "particles"};
 const Names kDotMerges = {"average", "symmetric"};
+const Names kDotCoarseSpaces = {"rigid", "none"};
 const Names kFrictionModels = {"after_solve", "potential"};
 const Names kHessianProjections = {"element", "none"};
 const Names kBoundaries = {"sticky", "slip"};
@@ -955,10 +956,12 @@ ClothConfig ParseCloth(const Field& f, std::size_t i, const fs::path& scene_fold
 
 /// The top-level `dot` block (FEM only): DOT's subdomains (Li et al. 2019).
 DotConfig ParseDot(const Field& f) {
-  const MapView m(f, {"subdomains_per_rank", "merge"});
+  const MapView m(f, {"subdomains_per_rank", "subdomain_nodes", "merge", "coarse"});
   DotConfig dot;
   m.Read("subdomains_per_rank", dot.subdomains_per_rank, kPositiveInteger);
+  m.Read("subdomain_nodes", dot.subdomain_nodes, kPositiveInteger);
   m.Read("merge", dot.merge, kDotMerges);
+  m.Read("coarse", dot.coarse, kDotCoarseSpaces);
   return dot;
 }
 

@@ -270,12 +270,20 @@ struct TimeConfig {
 /// src/solvers/SubdomainInitializer.hpp).
 struct DotConfig {
   /// Subdomains per rank: each rank's counted tets split again by METIS_PartMeshDual
-  /// (ncommon = 3), integer >= 1; 1: a rank's tets are one subdomain.
-  int subdomains_per_rank = 1;
+  /// (ncommon = 3), integer >= 1; 0 (the default): subdomains sized by subdomain_nodes.
+  int subdomains_per_rank = 0;
+  /// Target nodes per subdomain: the whole mesh split into max(1, round(N / this)) parts
+  /// by METIS, each rank's share of a part one subdomain; integer >= 1 (default: ours, chosen
+  /// on bar17K and the twisted bars: docs/methods/dot.md).
+  int subdomain_nodes = 3000;
   /// How the back-solves of the subdomains are merged at shared nodes: "average" (DOT's
   /// code: the mean over the subdomains holding the node) or "symmetric" (a partition of
-  /// unity applied on both sides: an SPD additive Schwarz).
-  std::string merge = "average";
+  /// unity applied on both sides: an SPD additive Schwarz). Empty: symmetric with a coarse
+  /// space, average without.
+  std::string merge;
+  /// Coarse space: "rigid" (two-level Schwarz on the rigid-body modes of each subdomain,
+  /// weighted by a partition of unity) or "none" (one level, DOT's).
+  std::string coarse = "rigid";
 };
 
 /// Per-step minimizer settings (Gast et al. 2015 Sec. 3.1; Li et al. 2019; Wang et al.

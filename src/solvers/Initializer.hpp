@@ -20,6 +20,9 @@
 
 namespace optistep {
 
+class CheckpointReader;
+class CheckpointWriter;
+
 extern const Phase kInitializerSetUpPhase;  ///< once per step
 extern const Phase kInitializerApplyPhase;  ///< every application
 
@@ -28,13 +31,31 @@ class InverseHessianInitializer {
   virtual ~InverseHessianInitializer() = default;
   /// The type as in solver.initializer.
   virtual const char* Type() const = 0;
-  /// The Hessian storage the type needs (MATAIJ for Galerkin products), or null for the
+  /// The Hessian storage the type needs (MATBAIJ for the grid multigrid, which reads 3x3 blocks), or null for the
   /// discretization's default; -hessian_mat_type overrides either.
   virtual const char* HessianType() const { return nullptr; }
   /// Collective: reads the type's own options (its KSP's prefix).
   virtual void SetFromOptions() {}
   /// Collective: builds H0^-1 for the step whose start is u0.
   virtual void SetUp(IncrementalPotential& potential, Vec u0) = 0;
+  /// Collective: builds H0^-1 again at the iterate u of the step under way (L-BFGS's
+  /// refresh, solvers/LbfgsMinimizer.hpp), whatever lagging SetUp would allow. The default
+  /// is SetUp at u.
+  virtual void Refresh(IncrementalPotential& potential, Vec u) { SetUp(potential, u); }
+  /// After SetUp: the iterate whose Hessian H0^-1 holds when it may be an earlier step's
+  /// (factors lagged across steps), else null (H0^-1 is this step's start's). L-BFGS's
+  /// contact refresh compares the contacts there with those at the step's start.
+  virtual Vec LaggedPoint() const { return nullptr; }
+  /// Collective: writes the state that crosses steps (lagged factors) into a checkpoint,
+  /// nothing when there is none (the default).
+  virtual void SaveState(CheckpointWriter& out) { (void)out; }
+  /// Collective: reads what SaveState wrote, to be used at the next SetUp; same_ranks:
+  /// the checkpoint was written on this rank count and partition (otherwise the state is
+  /// dropped and the next SetUp starts afresh). Reads everything before it keeps any of it.
+  virtual void LoadState(const CheckpointReader& in, bool same_ranks) {
+    (void)in;
+    (void)same_ranks;
+  }
   /// Collective: r = H0^-1 q (q and r of u's layout, r != q). Returns the inner (Krylov)
   /// iterations the application took.
   virtual int Apply(Vec q, Vec r) = 0;

@@ -9,9 +9,13 @@
 // Three methods are this class (LbfgsMethod): lbfgs (prefix "lbfgs_"), hot (prefix "hot_",
 // the V-cycle initializer) and dot (prefix "dot_", the subdomain initializer and DOT's
 // backtracking line search from its lagged-Hessian step length).
+// Refresh (ours, -<prefix>refresh_*): within a step H0^-1 is set up again at the current
+// iterate and the history cleared when the penalty contacts change, the residual stalls or
+// the cap is reached (on for dot, off for lbfgs and hot).
 // Contract: the history starts empty every time step and the initializer is set up once per
-// step, so nothing crosses steps (checkpoints hold no L-BFGS state).
-// The method, the initializers and the window's sources: docs/methods/lbfgs.md.
+// step (or refreshed as above); only DOT's factors lagged across steps outlive a step, and
+// checkpoints hold them.
+// The method, the initializers, the refresh and the window's sources: docs/methods/lbfgs.md.
 #include <memory>
 #include <string>
 #include <vector>
@@ -38,6 +42,12 @@ struct LbfgsMethod {
   static LbfgsMethod Hot(const SolverConfig& config);
   /// DOT (Li et al. 2019): subdomain back-solves, armijo from the lagged-Hessian step.
   static LbfgsMethod Dot();
+
+  /// Refresh defaults (-<prefix>refresh_*; see the header comment): off unless set here.
+  bool refresh_contacts = false;
+  double refresh_contacts_fraction = 0.0;
+  double refresh_stall = 0.0;
+  bool refresh_at_cap = false;
 };
 
 class LbfgsMinimizer : public Minimizer {
@@ -53,6 +63,11 @@ class LbfgsMinimizer : public Minimizer {
   /// The initializer, for tests and diagnostics (after SetUp).
   InverseHessianInitializer& initializer() { return *initializer_; }
   SolveReport Minimize(IncrementalPotential& potential, Vec u) override;
+  /// "refreshes" when a refresh trigger is on.
+  std::vector<std::string> StatsColumns() const override;
+  std::vector<double> StatsValues() const override;
+  void SaveState(CheckpointWriter& out) override;
+  void LoadState(const CheckpointReader& in, bool same_ranks) override;
 
  private:
   PetscErrorCode AddOptions(PetscOptionItems* PetscOptionsObject) override;
@@ -65,6 +80,10 @@ class LbfgsMinimizer : public Minimizer {
   /// (initial_step_; gd = g^T d < 0).
   double InitialStep(Vec d, double gd);
   void ClearHistory();
+  /// Collective: H0^-1 set up again at u within the solve (why: for -<prefix>monitor);
+  /// clears the history.
+  void Refresh(IncrementalPotential& potential, Vec u, const char* why, SolveReport* report);
+  bool Refreshing() const { return refresh_contacts_ || refresh_stall_ > 0.0 || refresh_at_cap_; }
 
   SolverConfig config_;
   MinimizerDefaults defaults_;
@@ -73,6 +92,13 @@ class LbfgsMinimizer : public Minimizer {
   std::string initializer_type_;
   std::string initial_step_;
   std::unique_ptr<InverseHessianInitializer> initializer_;
+  PetscBool refresh_contacts_ = PETSC_FALSE;  ///< -<prefix>refresh_contacts
+  double refresh_contacts_fraction_ = 0.0;    ///< -<prefix>refresh_contacts_fraction
+  double refresh_stall_ = 0.0;                ///< -<prefix>refresh_stall (0: off)
+  int refresh_stall_window_ = 5;              ///< -<prefix>refresh_stall_window
+  PetscBool refresh_at_cap_ = PETSC_FALSE;    ///< -<prefix>refresh_at_cap
+  int refresh_max_ = 4;                       ///< -<prefix>refresh_max
+  int last_refreshes_ = 0;                    ///< refreshes of the last solve
   std::vector<Vec> s_, y_;    ///< the pairs, oldest first
   std::vector<double> rho_;   ///< 1 / (y^T s) per pair
   Vec q_ = nullptr;           ///< recursion work vector

@@ -7,8 +7,9 @@
 // Contract: an application whose curvature q^T V q is not positive prints one warning line
 // and switches the rest of the step to the PN-PCG solve (prefix "hot_fallback_"); while the
 // grid and the Hessian's pattern are unchanged the hierarchy is kept and gives bitwise the
-// V-cycle of a new one, so nothing needs to be in a checkpoint. Needs the assembled AIJ
-// Hessian: mpm.matrix_free is an InputError; HessianType() asks for MATAIJ.
+// V-cycle of a new one, so nothing needs to be in a checkpoint. Needs the assembled level-0
+// Hessian in 3x3 blocks: mpm.matrix_free is an InputError, HessianType() asks for MATBAIJ
+// and -hessian_mat_type aij is refused, naming the option.
 // The V-cycle, the fallback, the reuse and the limits: docs/methods/hot.md.
 #include "solvers/GridMultigrid.hpp"
 #include "solvers/Initializer.hpp"
@@ -25,7 +26,7 @@ class MultigridInitializer : public InverseHessianInitializer {
   ~MultigridInitializer() override;
 
   const char* Type() const override { return "vcycle"; }
-  const char* HessianType() const override { return MATAIJ; }
+  const char* HessianType() const override { return MATBAIJ; }
   void SetFromOptions() override;
   /// Collective: H(u0), the hierarchy below it and PETSc's set-up of the V-cycle (the
   /// Galerkin products), timed as HierarchyBuild. InputError if the potential has no grid
@@ -43,7 +44,7 @@ class MultigridInitializer : public InverseHessianInitializer {
   /// Whether this step fell back to the PN-PCG solve.
   bool fell_back() const { return fell_back_; }
   /// How many SetUps built a new hierarchy, and how many kept the last one (the same grid
-  /// and Hessian nonzero pattern: only the Galerkin products' numeric phase redone).
+  /// and Hessian nonzero pattern: only the Galerkin products redone).
   int hierarchies_built() const { return built_; }
   int hierarchies_reused() const { return reused_; }
 

@@ -34,7 +34,7 @@ class NewtonMinimizer : public Minimizer {
   ~NewtonMinimizer() override;
 
   const char* Type() const override { return type_.c_str(); }
-  const char* HessianType() const override { return multigrid_ ? MATAIJ : nullptr; }
+  const char* HessianType() const override { return multigrid_ ? MATBAIJ : nullptr; }
   SolveReport Minimize(IncrementalPotential& potential, Vec u) override;
 
  private:
