@@ -251,13 +251,17 @@ class MapView {
   Field self_;
 };
 
-/// min and max keys of a box, min <= max componentwise (min < max if `solid`).
+/// min and max keys of a box, min <= max componentwise (min < max if `solid`: a solid of zero
+/// size in some axis, or inside out, is refused, naming the first such axis).
 void ReadBox(const MapView& m, Vec3& min, Vec3& max, bool solid = false) {
   m.Require("min").To(min);
   m.Require("max").To(max);
-  if (solid ? (min.array() >= max.array()).any() : (min.array() > max.array()).any())
-    m.self().Error(std::string("expected min ") + (solid ? "<" : "<=") +
-                   " max componentwise, got min " + FormatVec(min) + " and max " + FormatVec(max));
+  for (int a = 0; a < 3; ++a)
+    if (solid ? min[a] >= max[a] : min[a] > max[a])
+      m.self().Error(std::string("expected min ") + (solid ? "<" : "<=") +
+                     " max componentwise, got min " + FormatVec(min) + " and max " +
+                     FormatVec(max) + " (" + "xyz"[a] + ": " +
+                     (min[a] == max[a] ? "zero size" : "inside out") + ")");
 }
 
 /// The keys of a round solid, `type` sphere, cylinder or torus, into a ShapeConfig or a
@@ -830,7 +834,7 @@ CollisionObjectConfig ParseCollisionObject(const Field& f, bool mpm, const std::
       m.Require("normal").ToDirection(object.normal);
       break;
     case Kind::kBox:
-      ReadBox(m, object.box_min, object.box_max);
+      ReadBox(m, object.box_min, object.box_max, /*solid=*/true);
       break;
     case Kind::kSphere:
     case Kind::kCylinder:
@@ -844,7 +848,7 @@ CollisionObjectConfig ParseCollisionObject(const Field& f, bool mpm, const std::
       m.Require("inner_radius").To(object.inner_radius, Range{0.0, object.outer_radius, true, true});
       break;
     case Kind::kBoxWithHole: {
-      ReadBox(m, object.box_min, object.box_max);
+      ReadBox(m, object.box_min, object.box_max, /*solid=*/true);
       const std::size_t axis = m.Has("hole_axis") ? m.Get("hole_axis").ToChoice(kAxes) : 1;
       object.axis = Vec3::Unit(static_cast<int>(axis));
       object.center = 0.5 * (object.box_min + object.box_max);
@@ -1024,9 +1028,9 @@ SceneConfig ParseScene(const Field& root, const std::string& path) {
   scene.time = ParseTime(m.Require("time"));
 
   const fs::path scene_folder = fs::path(path).parent_path();
-  // Particle scenes hold chains and cloths only; the others bodies only.
+  // Particle scenes hold chains, cloths and collision objects; the others bodies.
   const bool particles = scene.discretization == "particles";
-  for (const char* key : {"bodies", "boundary_conditions", "collision_objects"})
+  for (const char* key : {"bodies", "boundary_conditions"})
     if (particles && m.Has(key))
       m.Get(key).Error(std::string("particle scenes (discretization: particles) take 'chains' "
                                    "with 'pinned' particles, not '") + key + "'");
@@ -1096,10 +1100,8 @@ SceneConfig ParseScene(const Field& root, const std::string& path) {
   xpbd.Read("iterations", scene.xpbd.iterations, kPositiveInteger);
   xpbd.Read("max_depenetration_speed", scene.xpbd.max_depenetration_speed, kPositive);
   xpbd.Read("order", scene.xpbd.order, Names{"coloring", "jacobi"});
-  for (const char* key : {"max_depenetration_speed", "order"})
-    if (particles && xpbd.Has(key))
-      xpbd.Get(key).Error("only for tet meshes: particle scenes have no collision objects and "
-                          "step their constraints in scene order");
+  if (particles && xpbd.Has("order"))
+    xpbd.Get("order").Error("only for tet meshes: particle scenes step their constraints by color");
   if (mpm && m.Has("async")) m.Get("async").Error("only FEM scenes (discretization: fem) take 'async'");
   const MapView async(m.Get("async"), {"surface_layers", "epsilon", "coupling"});
   async.Read("surface_layers", scene.async.surface_layers, kPositiveInteger);

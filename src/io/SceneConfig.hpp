@@ -184,8 +184,8 @@ struct CollisionObjectConfig {
   Vec3 normal = Vec3::UnitY(); ///< kHalfSpace: outward normal (normalized on read)
   Vec3 center = Vec3::Zero();  ///< kSphere, kCylinder, kTorus, kBowl; kBoxWithHole: on the hole's axis
   double radius = 0.0;         ///< kSphere, kCylinder, m, > 0
-  Vec3 box_min = Vec3::Zero(); ///< kBox
-  Vec3 box_max = Vec3::Zero(); ///< kBox
+  Vec3 box_min = Vec3::Zero(); ///< kBox, kBoxWithHole: box_min < box_max componentwise
+  Vec3 box_max = Vec3::Zero(); ///< kBox, kBoxWithHole
   Vec3 axis = Vec3::UnitY();   ///< kCylinder, kTorus, kBowl, kBoxWithHole (normalized on read)
   /// kCylinder: capped at |axial offset from center| < half_length (m, > 0); infinite
   /// (uncapped) by default.
