@@ -7,11 +7,11 @@
 # ours has 6832 nodes and 25072 tets. Per run: wall seconds per frame (stats.csv wall_s
 # summed over the steps, over the frames), Newton iterations per step (outer_iterations,
 # mean and max), the share of the wall time in self-contact detection (t_ContactDetection,
-# of which tree rebuilds t_ContactTree; Sec. 5.3; issue 13's target: under 20%; the
+# of which tree rebuilds t_ContactTree; Sec. 5.3; the target: under 20%; the
 # cubes' penalty is part of the energy and its derivatives, not of detection), and
 # penetration (scripts/contact-report.py: per frame the deepest node inside a cube and the
 # deepest surface node inside another part's tet, relative to the body's largest extent;
-# worst and mean over the frames; issue 13's target: under 1%).
+# worst and mean over the frames; the target: under 1%).
 # Not a test: it asserts nothing. The machine's load (uptime) is printed with every row:
 # on a shared machine the wall times move with it.
 #

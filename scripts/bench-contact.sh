@@ -5,7 +5,7 @@
 # closest-feature queries, at new positions; not the gather of the positions, a collective
 # whose time is mostly the wait for the slowest rank; the maximum over ranks per step) and
 # t_ContactTree (the rebuilds alone) against wall_s, with the steps' contact_evaluations and contact_skips
-# (the line search's guard, Sec. 3.3). Issue 13's target: detection under 20% of the step
+# (the line search's guard, Sec. 3.3). The target: detection under 20% of the step
 # time. Not a test: it asserts nothing. The machine's load (uptime) is printed with the
 # figures: on a shared machine the wall times move with it.
 #

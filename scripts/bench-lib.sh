@@ -3,7 +3,7 @@
 # stats.csv column by header name -> mean over the steps (rows).
 column_mean() {
   awk -F, -v name="$2" 'NR == 1 { for (i = 1; i <= NF; ++i) if ($i == name) c = i; next }
-                        { s += $c; n++ } END { printf "%.6g", n ? s / n : 0 }' "$1"
+                        c { s += $c; n++ } END { printf "%.6g", n ? s / n : 0 }' "$1"
 }
 # stats.csv column by header name -> sum over the steps (rows).
 sum_column() {

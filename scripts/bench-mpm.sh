@@ -19,6 +19,10 @@
 #   HOT         L-BFGS (window 8) initialized by one V-cycle of the Galerkin multigrid on
 #               the grid, built once per step (Wang et al. 2020, Alg. 3; --set
 #               solver.method=hot)
+#   HOT-exact   HOT with the coarsest level solved exactly: a sparse Cholesky
+#               factorization, redundant on every rank (-hot_mg_coarse_pc_type redundant
+#               -hot_mg_coarse_redundant_pc_type cholesky; variant hotx, not in the default
+#               list)
 # Each run is SHORTENED to the first BAR_FRAMES frames (--set time.frames=N) of the
 # scene's 48: the table is per step, not for the whole scene. Reported from stats.csv:
 # time per step, outer (Newton or L-BFGS) and inner (CG; for HOT the coarsest level's CG)
@@ -36,11 +40,15 @@
 # Usage: scripts/bench-mpm.sh   (about 5 minutes on a quiet 2-core machine with the
 #   defaults)
 # Environment: BUILD_DIR (default build), MPIEXEC (default mpiexec), RANKS (default
-#   "1 2"), VARIANTS (default "pn pnmf pnmg lbfgsh hot"), E_MIDS (default "1e5 1e7 1e9"), BAR_FRAMES (default 4 of 48: 8 steps, the
+#   "1 2"), VARIANTS (default "pn pnmf pnmg lbfgsh hot"; also hotx), E_MIDS (default
+#   "1e5 1e7 1e9"), DXS (grid spacings in m, default 0.015; the size ladder of issue 28:
+#   DXS="0.015 0.0075 0.005", about 30k, 245k and 830k particles, each run SHORTENED to
+#   BAR_FRAMES frames as well; with more than one dx the runs' seconds per step are also
+#   plotted against the particle count, out/bench/mpm_ladder.png), BAR_FRAMES (default 4 of 48: 8 steps, the
 #   first 30 degrees of the twist), TIME_LIMIT (seconds per run, default 150; a run cut
 #   off is reported with the steps it finished), HOT_FULL (default 0), SETS (further
 #   --set overrides for every run, space-separated; e.g. the reference code's step for
-#   the side-by-side of issue 11: SETS="time.dt=0.004166666666666667" BAR_FRAMES=12
+#   the side-by-side with the reference code: SETS="time.dt=0.004166666666666667" BAR_FRAMES=12
 #   E_MIDS=1e8 VARIANTS="pnmf hot" RANKS=2).
 #   HOT's Fig. 20 sweep: E_MIDS="1e5 1e6 1e7 1e8 1e9 1e10" (iterations and time against
 #   stiffness, plotted as below).
@@ -57,6 +65,7 @@ mpiexec=${MPIEXEC:-mpiexec}
 ranks=${RANKS:-"1 2"}
 variants=${VARIANTS:-"pn pnmf pnmg lbfgsh hot"}
 e_mids=${E_MIDS:-"1e5 1e7 1e9"}
+dxs=${DXS:-0.015}
 bar_frames=${BAR_FRAMES:-4}
 time_limit=${TIME_LIMIT:-150}
 hot_full=${HOT_FULL:-0}
@@ -72,21 +81,26 @@ cd "$root"
 echo "bench-mpm: building optistep and mpm_transfer_bench in $build" >&2
 cmake --build "$build" --target optistep mpm_transfer_bench -- -j2 >/dev/null
 mkdir -p "$out"
-particles=$("$build/src/optistep" check "$scene" | awk '/ particles, / { print $3; exit }')
+# Particles of the scene at each dx.
+declare -A particles_at
+for dx in $dxs; do
+  particles_at[$dx]=$("$build/src/optistep" check "$scene" --set mpm.dx="$dx" | awk '/ particles, / { print $3; exit }')
+done
 
 # column_mean, share, blas_name
 source "$root/scripts/bench-lib.sh"
 
 runs_md=$out/mpm_runs.md
 {
-  echo "| method | E_mid (Pa) | ranks | steps | s/step | outer/step | inner/step | init/step" \
+  echo "| method | E_mid (Pa) | dx (m) | particles | ranks | steps | s/step | us/step/particle" \
+       "| outer/step | inner/step | init/step" \
        "| halvings | max RSS (MB) | Hessian | Assembly | LinearSolve | LineSearch | InitializerSetUp" \
-       "| HierarchyBuild | InitializerApply | VCycle | P2G | G2P | rest | note |"
-  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+       "| HierarchyBuild | GalerkinProduct | InitializerApply | VCycle | P2G | G2P | rest | note |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 } >"$runs_md"
-phases="Hessian Assembly LinearSolve LineSearch InitializerSetUp HierarchyBuild InitializerApply VCycle P2G G2P"
+phases="Hessian Assembly LinearSolve LineSearch InitializerSetUp HierarchyBuild GalerkinProduct InitializerApply VCycle P2G G2P"
 runs_csv=$out/mpm_runs.csv
-echo "method,E_mid,ranks,steps,s_per_step,outer_per_step,inner_per_step,init_per_step,halvings,max_rss_mb,$(echo $phases | sed 's/\([A-Za-z0-9]*\)/t_\1/g; s/ /,/g'),note" >"$runs_csv"
+echo "method,E_mid,dx,particles,ranks,steps,s_per_step,outer_per_step,inner_per_step,init_per_step,halvings,max_rss_mb,$(echo $phases | sed 's/\([A-Za-z0-9]*\)/t_\1/g; s/ /,/g'),note" >"$runs_csv"
 
 for variant in $variants; do
   case $variant in
@@ -95,21 +109,28 @@ for variant in $variants; do
     pnmg) method="PN-MGPCG"; mf=false; solver=newton_mg ;;
     lbfgsh) method="LBFGS-H"; mf=false; solver=lbfgs ;;
     hot) method="HOT"; mf=false; solver=hot ;;
-    *) echo "bench-mpm: unknown variant $variant (pn, pnmf, pnmg, lbfgsh, hot)" >&2; exit 1 ;;
+    hotx) method="HOT-exact"; mf=false; solver=hot
+          options=(-hot_mg_coarse_ksp_type preonly -hot_mg_coarse_pc_type redundant
+                   -hot_mg_coarse_redundant_pc_type cholesky) ;;
+    *) echo "bench-mpm: unknown variant $variant (pn, pnmf, pnmg, lbfgsh, hot, hotx)" >&2; exit 1 ;;
   esac
+  [[ $variant == hotx ]] || options=()
+  for dx in $dxs; do
+  particles=${particles_at[$dx]}
   for e_mid in $e_mids; do
     for np in $ranks; do
-      dir=$out/mpm_${variant}_E${e_mid}_np$np
+      dir=$out/mpm_${variant}_E${e_mid}_dx${dx}_np$np
       rm -rf "$dir"
       mkdir -p "$dir"
-      echo "bench-mpm: $method, E_mid $e_mid, $bar_frames frame(s), $np rank(s)" >&2
+      echo "bench-mpm: $method, E_mid $e_mid, dx $dx ($particles particles), $bar_frames frame(s), $np rank(s)" >&2
       status=0
       # Each rank appends its peak resident set (kB) to rss.txt.
       timeout "$time_limit" "$mpiexec" --oversubscribe -n "$np" \
         /usr/bin/time -a -o "$dir/rss.txt" -f "%M" "$build/src/optistep" run "$scene" \
         --quiet --set time.frames="$bar_frames" --set bodies.1.material.E="$e_mid" \
-        --set mpm.matrix_free="$mf" --set solver.method="$solver" ${extra_sets[@]+"${extra_sets[@]}"} \
-        --set "output={directory: $dir, every: 1000000}" \
+        --set mpm.matrix_free="$mf" --set solver.method="$solver" --set mpm.dx="$dx" \
+        ${extra_sets[@]+"${extra_sets[@]}"} \
+        --set "output={directory: $dir, every: 1000000}" ${options[@]+"${options[@]}"} \
         -log_view ":$dir/log_view.txt" >"$dir/run.txt" 2>&1 || status=$?
       note=""
       if [[ $status -eq 124 ]]; then note="cut off at ${time_limit} s";
@@ -118,18 +139,19 @@ for variant in $variants; do
       steps=0
       [[ -s $csv ]] && steps=$(($(wc -l <"$csv") - 1))
       if [[ $steps -le 0 ]]; then
-        echo "| $method | $e_mid | $np | 0 | | | | | | | | | | | | | | | | | | ${note:-no step} |" >>"$runs_md"
-        echo "$method,$e_mid,$np,0,,,,,,,,,,,,,,,,,${note:-no step}" >>"$runs_csv"
+        echo "| $method | $e_mid | $dx | $particles | $np | 0 | | | | | | | | | | | | | | | | | | | | ${note:-no step} |" >>"$runs_md"
+        echo "$method,$e_mid,$dx,$particles,$np,0,,,,,,,,,,,,,,,,,,${note:-no step}" >>"$runs_csv"
         continue
       fi
       rss=$(awk '$1 ~ /^[0-9]+$/ && $1 > m { m = $1 } END { printf "%.0f", m / 1024 }' "$dir/rss.txt" 2>/dev/null || true)
       wall=$(column_mean "$csv" wall_s)
       halvings=$(awk -F, 'NR > 1 { s += $4 } END { print s + 0 }' "$csv")
-      row="| $method | $e_mid | $np | $steps | $(printf %.3f "$wall")"
+      row="| $method | $e_mid | $dx | $particles | $np | $steps | $(printf %.3f "$wall")"
+      row+=" | $(awk -v w="$wall" -v n="$particles" 'BEGIN { printf "%.2f", 1e6 * w / n }')"
       row+=" | $(printf %.1f "$(column_mean "$csv" outer_iterations)")"
       row+=" | $(printf %.0f "$(column_mean "$csv" inner_iterations)")"
       row+=" | $(printf %.1f "$(column_mean "$csv" initializer_applications)") | $halvings | $rss"
-      csv_row="$method,$e_mid,$np,$steps,$wall,$(column_mean "$csv" outer_iterations)"
+      csv_row="$method,$e_mid,$dx,$particles,$np,$steps,$wall,$(column_mean "$csv" outer_iterations)"
       csv_row+=",$(column_mean "$csv" inner_iterations),$(column_mean "$csv" initializer_applications)"
       csv_row+=",$halvings,$rss"
       for phase in $phases; do
@@ -149,6 +171,7 @@ for variant in $variants; do
       echo "$row |" >>"$runs_md"
       echo "$csv_row,$note" >>"$runs_csv"
     done
+  done
   done
 done
 
@@ -190,13 +213,14 @@ fi
 {
   echo "## MPM benchmark ($(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), BLAS $(blas_name))"
   echo
-  echo "Twisting bar (HOT Fig. 20), dx = 0.015 m, $particles particles, SHORTENED to" \
+  echo "Twisting bar (HOT Fig. 20), dx = $dxs m, SHORTENED to" \
        "$bar_frames of 48 frames${SETS:+, with --set $SETS}. Phase columns: mean seconds per step (share of the step's" \
        "wall time), each the maximum over ranks; Energy and Gradient calls are inside" \
        "LineSearch or rest; Hessian contains its Assembly (MatAssemblyEnd, with the wait" \
        "for the slowest rank); InitializerSetUp (LBFGS-H's and HOT's Hessian at the step's" \
-       "start) contains that Hessian, its Assembly and HOT's HierarchyBuild (prolongations," \
-       "Galerkin products, smoother set-up); InitializerApply contains HOT's VCycle;" \
+       "start) contains that Hessian, its Assembly and HOT's HierarchyBuild (levels," \
+       "prolongations, coarse patterns, smoother set-up), which contains the GalerkinProduct" \
+       "(the coarse operators' values); InitializerApply contains HOT's VCycle;" \
        "PN-MGPCG's HierarchyBuild (every Newton iteration) is top-level. max RSS: peak" \
        "resident memory of the busiest rank. rest = wall - Hessian -" \
        "LinearSolve - LineSearch - InitializerApply - HierarchyBuild - P2G - G2P: halo exchange," \
@@ -216,11 +240,17 @@ fi
   fi
 } >"$out/mpm.md"
 cat "$out/mpm.md"
-if [[ $(echo $e_mids | wc -w) -gt 1 ]]; then
+if [[ $(echo $e_mids | wc -w) -gt 1 || $(echo $dxs | wc -w) -gt 1 ]]; then
   # Debian's python3 (python3-matplotlib), not one a PATH (pyenv, venv) may put first.
   if /usr/bin/python3 -c "import matplotlib" 2>/dev/null; then
-    /usr/bin/python3 "$root/scripts/plot-mpm-sweep.py" "$runs_csv" "$out/mpm_sweep.png" &&
-      echo "bench-mpm: the sweep plotted in $out/mpm_sweep.png" >&2
+    if [[ $(echo $e_mids | wc -w) -gt 1 ]]; then
+      /usr/bin/python3 "$root/scripts/plot-mpm-sweep.py" "$runs_csv" "$out/mpm_sweep.png" &&
+        echo "bench-mpm: the sweep plotted in $out/mpm_sweep.png" >&2
+    fi
+    if [[ $(echo $dxs | wc -w) -gt 1 ]]; then
+      /usr/bin/python3 "$root/scripts/plot-mpm-sweep.py" --ladder "$runs_csv" "$out/mpm_ladder.png" &&
+        echo "bench-mpm: the size ladder plotted in $out/mpm_ladder.png" >&2
+    fi
   else
     echo "bench-mpm: no python3-matplotlib (apt-get install python3-matplotlib): no plot" >&2
   fi

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# XPBD benchmark (issue 14): XPBD with small steps (Macklin et al. 2019) on our code. It
+# XPBD benchmark: XPBD with small steps (Macklin et al. 2019) on our code. It
 # prints figures and asserts nothing (tests live in tests/); every figure is printed with
 # the machine's `uptime` load, since timings on a shared machine vary by 2x or more.
 #

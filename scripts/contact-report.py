@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Contact figures of a finished FEM run (issue 13's scenes): per frame, the deepest node
+"""Contact figures of a finished FEM run (the contact scenes of Gast et al. 2015): per frame, the deepest node
 inside an analytic collision object (-phi, the object posed at the frame's time) and the
 deepest surface node inside a tet it does not belong to (self- or body-body penetration:
 its distance to the nearest surface triangle not incident to it), each relative to the

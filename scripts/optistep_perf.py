@@ -1,13 +1,13 @@
 """Performance data of optistep runs, for scripts/scaling-study and scripts/report.
 
 Reads, per run folder (the layout scripts/scaling-study and scripts/slurm-scaling-array.sh
-write; see the README, "Performance"):
+write; see docs/user/scaling.md):
   log.csv     PETSc's event log in its machine-readable ascii_csv format, one row per
               stage, event and rank (written by `optistep run ... -optistep_log_csv FILE`,
               or by `-log_view :FILE:ascii_csv`); its columns are PETSc's: Stage Name,
               Event Name, Rank, Count, Time (s), Num Messages, Message Length (bytes),
               Num Reductions, FLOP.
-  out/stats.csv  optistep's per-step statistics (README, "Output files").
+  out/stats.csv  optistep's per-step statistics (docs/user/output.md).
   run.txt     optistep's standard output (the run summary: ranks, partition quality).
   mem.RANK    peak resident memory of each rank in kB (GNU time's %M).
   meta.json   what the study asked for: study, scene, method, ranks, cores, ...
@@ -222,7 +222,7 @@ def png_size(path):
 
 
 # ---------------------------------------------------------------------------- one run
-# The study CSV's columns, in order (README, "Performance"); phase columns t_<Phase> (s per
+# The study CSV's columns, in order (docs/user/scaling.md); phase columns t_<Phase> (s per
 # step, maximum over ranks, from the PETSc log) follow, one per Os event, sorted by name.
 COLUMNS = [
     ("study", "strong or weak"),

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""DOT's iteration growth with the subdomain count (issue 12; the DOT slides' plot):
+"""DOT's iteration growth with the subdomain count (the DOT slides' plot):
 L-BFGS iterations per step against subdomains in all, one line per scene and rank count,
 from the CSV of scripts/bench-dot.sh.
 
@@ -19,7 +19,7 @@ def main(csv_path, png_path):
     lines = {}
     with open(csv_path) as f:
         for row in csv.DictReader(f):
-            if not row["method"].startswith("dot-"):
+            if not row["method"].startswith("dot-") or not row["subdomains_in_all"]:
                 continue
             variant = row["method"].split("-", 2)[2:]  # dot-K-ov1 -> ["ov1"]
             key = f"{row['scene']}, {row['ranks']} rank(s)" + (f", {variant[0]}" if variant else "")

@@ -4,7 +4,7 @@ field. Run by scripts/report (under xvfb-run when there is no display):
   pvbatch scripts/render_frames.py RUN.xdmf OUT_DIR FIELD FRAME [FRAME ...]
   pvbatch scripts/render_frames.py --probe RUN.xdmf   # prints the frame count and fields
 
-Opens the series with ParaView's Xdmf3ReaderS (the reader the README names); FRAME is a
+Opens the series with ParaView's Xdmf3ReaderS (the reader docs/user/plotting.md names); FRAME is a
 0-based frame index (-1: the last). Writes OUT_DIR/frame_NNNNNN_<FIELD>.png, 800 x 600.
 MPM frames (point clouds) are drawn as points, tet meshes as surfaces.
 """

@@ -19,10 +19,11 @@
 # under way if it ends within half of it, else abandons it and checkpoints the step before,
 # and exits 0. This shell waits for that and does not resubmit (scancel means stop):
 # resume by hand with the line it prints. Launch with srun, as here: Open MPI's mpirun
-# would turn SIGTERM into its own SIGTERM-then-SIGKILL with a 1 s default grace (README,
-# "Checkpoints and restart").
+# would turn SIGTERM into its own SIGTERM-then-SIGKILL with a 1 s default grace
+# (docs/user/running.md, "Signals and SLURM").
 #
-# Environment: OPTISTEP (default build/src/optistep, relative to the submit directory),
+# Environment: OPTISTEP (default build/src/optistep, relative to the submit directory, or
+#   else the optistep on PATH, as a module of an installed optistep sets it),
 #   OPTISTEP_MAX_SLICES (default 100), OPTISTEP_SIGTERM_GRACE (default 30, SLURM's
 #   default KillWait). Set by the script itself: OPTISTEP_SLICE.
 #SBATCH --job-name=optistep
@@ -39,6 +40,9 @@ if [[ $# -lt 1 ]]; then
 fi
 cd "${SLURM_SUBMIT_DIR:-.}"
 optistep=${OPTISTEP:-build/src/optistep}
+if [[ -z ${OPTISTEP:-} && ! -x $optistep ]] && command -v optistep > /dev/null; then
+  optistep=$(command -v optistep)
+fi
 slice=${OPTISTEP_SLICE:-1}
 max_slices=${OPTISTEP_MAX_SLICES:-100}
 grace=${OPTISTEP_SIGTERM_GRACE:-30}

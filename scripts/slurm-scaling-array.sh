@@ -14,7 +14,8 @@
 # single slices: give the job a walltime that holds the run (or use fewer frames); a run
 # stopped by the walltime leaves a checkpoint but no log.csv, and the collector skips it.
 #
-# Environment: OPTISTEP (default build/src/optistep, relative to the submit directory).
+# Environment: OPTISTEP (default build/src/optistep, relative to the submit directory, or
+# else the optistep on PATH, as a module of an installed optistep sets it).
 #SBATCH --job-name=optistep-scaling
 #SBATCH --nodes=1
 #SBATCH --ntasks=8
@@ -37,7 +38,11 @@ if [[ $task -ge ${#ranks_list[@]} ]]; then
   exit 1
 fi
 ranks=${ranks_list[$task]}
-optistep=$(readlink -f "${OPTISTEP:-build/src/optistep}")
+optistep=${OPTISTEP:-build/src/optistep}
+if [[ -z ${OPTISTEP:-} && ! -x $optistep ]] && command -v optistep > /dev/null; then
+  optistep=$(command -v optistep)
+fi
+optistep=$(readlink -f "$optistep")
 run_dir=$(readlink -m "$study_dir/strong/np$ranks")
 mkdir -p "$run_dir"
 cores=${SLURM_CPUS_ON_NODE:-$(nproc)}

@@ -15,7 +15,11 @@
 //    hold the whole ball's kinetic energy at impact (an energy bound);
 //  - the same trajectory on any ranks (to round-off), bitwise on the same ranks; a run
 //    resumed from a mid-frame checkpoint is bitwise the uninterrupted one;
-//  - the frames hold the per-tet region (199 surface-layer tets of 284, counted apart).
+//  - the frames hold the per-tet region (199 surface-layer tets of 284, counted apart);
+//  - async.coupling: paper: free fall exact over 14 substeps (interior-only nodes
+//    included), the ball's ground impulse between newton's and semi_implicit's, on any
+//    ranks and resumed bitwise;
+//  - a mesh without interior tets is an InputError naming async.surface_layers.
 #include <gtest/gtest.h>
 #include <hdf5.h>
 

@@ -3,11 +3,14 @@
 // P(x) = x - phi grad phi is idempotent and lands on phi = 0 for every shape; each shape's
 // Hess phi against finite differences of grad phi, posed by a scripted motion too, and the
 // holed box's near its creases; the projected potential's Hessian against finite
-// differences of its gradient on a curved object and in a bowl; a ball in a bowl; a body resting on a
-// constraint ground has no penetration and its constraint forces carry its weight; a ball
-// dropped at the frame step never goes below the ground; a block on a slope slides with
-// Coulomb's acceleration and sticks when mu > tan theta; the same trajectory on any rank
-// count, bitwise on the same one.
+// differences of its gradient on a curved object and in a bowl; a ball in a bowl and on a
+// holed slab's rim carries its weight; a body resting on a constraint ground has no
+// penetration and its constraint forces carry its weight; a box in a corner is held by
+// both objects (sum lambda n = -m g); a ball dropped on a constraint sphere never enters
+// it; a ball dropped at the frame step never goes below the ground, and at small steps
+// rebounds with the active set emptying; a block on a slope slides with Coulomb's
+// acceleration and sticks when mu > tan theta (also with friction as a potential); the
+// same trajectory on any rank count, bitwise on the same one.
 #include <gtest/gtest.h>
 #include <petscvec.h>
 
@@ -343,7 +346,7 @@ collision_objects:
   // With the wall, the chain rule of the sweeps performed (dP/dx of each projection, multiplied)
   // reaches the intersection's tangent-space Hessian by c^2 per sweep, c = n_sphere . n_wall
   // ~ -0.09 at the edge, and the sweeps stop 1e-15 m from the intersection: a few sweeps
-  // leave ~1e-5 of the curvature term (measured 8e-7 of |H d|).
+  // leave ~1e-5 of the curvature term.
   EXPECT_LT(error[0], (wall ? 1e-5 : 1e-6) * norm);
   // On a sphere -lambda Hess phi is negative semi-definite: the PSD projection drops it,
   // and the comparison sees that (the test can fail). Inside a bowl (concave) it is positive
@@ -548,7 +551,7 @@ double ExpectBallRestsAndCarriesItsWeight(const std::string& tag, const std::str
               c.force_vector[1], c.force_vector[2], weight, inertia[0], inertia[1], inertia[2], deepest, c.lowest);
   EXPECT_GE(deepest, -1e-12);
   EXPECT_GT(c.active, 0);
-  // To the solver's tolerance (measured 2e-7 m g in the bowl)
+  // To the solver's tolerance
   for (int d = 0; d < 3; ++d) EXPECT_NEAR(c.force_vector[d], inertia[d], 1e-6 * weight) << "component " << d;
   EXPECT_NEAR(c.force_vector[1], weight, 1e-4 * weight);
   EXPECT_GE(c.force, c.force_vector.norm() * (1 - 1e-12));
@@ -722,7 +725,7 @@ TEST(ConstraintCollisions, BlockOnASlopeSlidesWithCoulombsAccelerationWithFricti
 
 // ... and the whole body is held by it: the block that friction after the solve lets slip
 // 7 cm (below) holds from the first step, creeping at most at IPC's static eps_v (r eps_v
-// with 2 r - r^2 = tan theta / mu: 0.47 mm/s at eps_v = 1e-3 m/s; README "Friction").
+// with 2 r - r^2 = tan theta / mu: 0.47 mm/s at eps_v = 1e-3 m/s; docs/methods/friction.md).
 TEST(ConstraintCollisions, BlockOnASlopeHoldsWithFrictionPotential) {
   const Slide slide = SlideOnSlope("constraint_hold", 0.8, 24, "friction: {model: potential}\n");
   double worst = 0.0;
@@ -743,8 +746,7 @@ TEST(ConstraintCollisions, BlockOnASlopeSticksWhenMuExceedsTanTheta) {
               "second, %.4e m in the second; mean speed along the slope at most %.3e m/s in the last half second\n",
               first, second, last_speed);
   // Friction after the solve removes only the contact nodes' momentum: the body above drags
-  // them while the start's rocking decays (measured: 7 cm in the first half second, the
-  // mean speed swinging about 0 and decaying). Then it holds: sliding (mu < tan) would gain
+  // them while the start's rocking decays (the mean speed swinging about 0 and decaying). Then it holds: sliding (mu < tan) would gain
   // at least as much speed every step, and with mu = 0.2 it covers 4.8 m in the second
   // second. Creep below 2 mm/s and a bounded first slip say "sticks".
   EXPECT_LT(std::abs(second), 2e-3);

@@ -9,7 +9,7 @@
 //    rigid body whose bottom nodes (mass M_b of M) touch;
 //  - a damped tet settles on the ground and the contact holds its weight: sum of the
 //    nodes' normal forces M g, bottom penetration sqrt(M g / (3 k M_b));
-//  - issue 10, item 1: a 4 x 1 x 1 m bar resting 8 mm deep on a 30 degree slope with mu =
+//  - the rocking bar: a 4 x 1 x 1 m bar resting 8 mm deep on a 30 degree slope with mu =
 //    0.8 at dt = 1/960 s rocks ever more without contact damping; with it the pitching
 //    decays.
 #include <gtest/gtest.h>
@@ -172,9 +172,7 @@ class DropRebound : public ::testing::TestWithParam<double> {};
 /// mass (a box mesh's Kuhn tets do not: their lumped masses tip it, and e came out 0.013
 /// high). e = v_out / v0 against the model's e(zeta_e), tolerance 0.008: backward Euler
 /// damps the contact oscillation by itself, zeta_num ~ omega dt / 2 with omega = sqrt(6 k_e
-/// delta_max) = 43 rad/s, costing up to pi zeta_num = 0.7% of e. Measured e = 0.9946,
-/// 0.7254, 0.3704, 0.0942 against 1, 0.7292, 0.3723, 0.0948 for zeta = 0, 0.1, 0.3, 0.6
-/// (0.9973, 0.7273, 0.3714, 0.0945 at dt = 5e-5 s: the gap halves with dt). The linear
+/// delta_max) = 43 rad/s, costing up to pi zeta_num = 0.7% of e; the gap halves with dt. The linear
 /// spring-dashpot's exp(-pi zeta / sqrt(1 - zeta^2)) at zeta_e is 0.03 to 0.06 higher
 /// (printed): the cubic spring's dashpot weakens with the penetration.
 TEST_P(DropRebound, RestitutionFollowsTheDampedContactModel) {
@@ -226,8 +224,8 @@ INSTANTIATE_TEST_SUITE_P(Ratios, DropRebound, ::testing::Values(0.0, 0.1, 0.3, 0
 /// the nodes' normal forces 3 k m_i delta_i^2 sum to M g and the face's penetration is
 /// sqrt(M g / (3 k M_b)) = sqrt(4 g / (9 k)) = 6.60 mm (the dashpots carry no force at
 /// rest), both to 1e-3. Without damping the tet still bounces then (backward Euler alone
-/// damps the contact's ~54 rad/s by zeta_num ~ omega dt / 2 = 0.03: measured sum of normal
-/// forces 0.49 M g at 0.5 s, 4.6 mm deep, moving at 0.10 m/s), so this fails when the dashpot does not act.
+/// damps the contact's ~54 rad/s by zeta_num ~ omega dt / 2 = 0.03 only), so this fails when
+/// the dashpot does not act.
 TEST(ContactDamping, HoldsTheWeightAtRest) {
   const double k = 1.0e5, g = 9.81, dt = 1.0 / 960.0;
   const double zeta = 1.0;
@@ -342,12 +340,10 @@ friction: {model: %s}
 
 class SlopeBarRocking : public ::testing::TestWithParam<const char*> {};
 
-/// Issue 10, item 1: "at small dt a rocking motion grows". The bar drops from 8 mm into
+/// At small dt a rocking motion grows (docs/methods/contact.md). The bar drops from 8 mm into
 /// the penalty contact and bounces (backward Euler hardly damps it at dt = 1/960 s); the
 /// normal force swings, friction lets go once a cycle and pumps the pitching. Without
-/// contact damping the largest |pitch rate| per 0.1 s grows (measured, rad/s: after_solve
-/// 0.064 0.043 0.089 0.068 0.122 0.087 0.150 0.105 0.184 0.124 over 1 s; potential 0.071
-/// 0.055 0.099 0.071 0.128 0.090 0.160 0.112 0.197 0.134); with zeta = 0.5 it decays
+/// contact damping the largest |pitch rate| per 0.1 s grows; with zeta = 0.5 it decays
 /// (after_solve 0.053 0.024 0.018 0.006 0.005 0.002; potential 0.055 0.034 0.018 0.009
 /// 0.004 0.001 in the first 0.6 s, then below 0.003). (The 8 x 2 x 2 mesh of the same bar
 /// does not rock more undamped: 0.058 -> 0.008 in 1 s.) Asserted over 0.5 s: the largest

@@ -2,7 +2,7 @@
 // differences of its energy and gradient, on 1, 2 and 4 ranks, for every material and
 // with the collision penalty, lagged Rayleigh damping and every kind of load (point,
 // traction, dead and follower pressure, body force; time functions, ramped gravity)
-// switched on.
+// switched on; Project zeroes exactly the Dirichlet rows.
 #include <gtest/gtest.h>
 #include <petscvec.h>
 

@@ -160,8 +160,8 @@ TEST_P(FrictionOnASlope, SlidingBlockHasCoulombAcceleration) {
 /// f_1(r eps_v h) = 2 r - r^2 = F_T / (mu lambda) = tan theta / mu (eq. 15): r = 1 -
 /// sqrt(1 - tan theta / mu) = 0.4724, independent of dt. After 2 s of settling (the
 /// penalty contact's vibration decays slowly at small dt), asserted: the drift over the
-/// next 1 s is r eps_v 1 s to 25% (measured: within 0.1% at eps_v = 1e-3 m/s; 18% at
-/// 1e-5 m/s and dt = 1/96 s, where the vibration's remainder is comparable), and below
+/// next 1 s is r eps_v 1 s to 25% (at eps_v = 1e-5 m/s and dt = 1/96 s the vibration's
+/// remainder is comparable to the creep), and below
 /// eps_v 1 s (1 mm at IPC's eps_v = 1e-3 m/s; 10 um at 1e-5 m/s).
 TEST_P(FrictionOnASlope, BlockSticksWhenMuExceedsTanTheta) {
   const double theta = M_PI / 6.0, mu = 0.8, dt = GetParam();
@@ -213,15 +213,13 @@ void RockingRun(double dt, double span, double window, const std::string& fricti
 
 class RockingOnASlope : public ::testing::TestWithParam<std::tuple<double, const char*>> {};
 
-/// Issue 10, item 1: "at small dt a rocking motion grows". The block starts 8 mm deep in
+/// At small dt a rocking motion grows (docs/methods/contact.md). The block starts 8 mm deep in
 /// the penalty ground and bounces on it (backward Euler hardly damps at small dt); with
 /// either friction model the bounce and the rocking it drives must decay, not grow: over
 /// 1 s at dt = 1/960 s and 1/2400 s, asserted that the largest mean square node speed in
 /// the last 0.3 s is below 0.75 of the first 0.1 s's, and the largest spread of the
 /// contact nodes' tangential velocities in the last 0.3 s below that of the first 0.3 s.
-/// Measured (mean |v|^2 first -> last window, m^2/s^2): after_solve 1.79e-2 -> 1.46e-3
-/// (1/960) and 1.79e-2 -> 5.87e-3 (1/2400); potential 1.70e-2 -> 6.88e-3 and 1.76e-2 ->
-/// 1.13e-2. (The 4 x 1 x 1 m bar of configs/block_on_slope.yaml does rock ever more at
+/// (The 4 x 1 x 1 m bar of configs/block_on_slope.yaml does rock ever more at
 /// dt = 1/960 s without contact damping: tests/test_fem_contact_damping.cpp.)
 TEST_P(RockingOnASlope, DoesNotGrow) {
   const auto [dt, model] = GetParam();

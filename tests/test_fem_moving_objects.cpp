@@ -1,5 +1,5 @@
 // Scripted (moving, rotating) collision objects in FEM scenes and the bowl and box-with-hole
-// level sets (issue 13; Gast et al. 2015 Sec. 5.2: penalty k m max(-phi, 0)^3 against the
+// level sets (Gast et al. 2015 Sec. 5.2: penalty k m max(-phi, 0)^3 against the
 // object posed at t_{n+1}, Coulomb friction after the solve relative to the object's
 // material velocity), on 1, 2 and 4 ranks:
 //  - the new level sets: closed-form distances at chosen points, the normal against central
@@ -7,10 +7,13 @@
 //  - a block pushed by a moving half-space gains momentum along the push only and ends
 //    moving with the pusher, and the same run on 1 rank and on all ranks agrees;
 //  - a block on a sliding ground (a conveyor) is dragged by friction at mu (g t + v_y(t))
-//    until it sticks, and a block on a turning ground (a turntable) co-rotates;
+//    until it sticks (also with friction as a potential), a block on a turning ground (a
+//    turntable) co-rotates, and an elevator lifts a block at its speed with the bottom at
+//    the depth where the penalty carries its weight (3 k m_b delta^2 = M g);
 //  - the same with method: constraint (Gast Sec. 3.2 projection against the object posed at
-//    t_{n+1}, friction from the constraint force relative to the object, Sec. 5.1), and no
-//    node behind a moving constraint plane at any step.
+//    t_{n+1}, friction from the constraint force relative to the object, Sec. 5.1), no
+//    node behind a moving constraint plane at any step, and the constraint conveyor with
+//    friction as a potential resumed from a checkpoint bitwise.
 #include <gtest/gtest.h>
 #include <petscvec.h>
 
@@ -187,7 +190,7 @@ SceneConfig PusherScene(const std::string& tag, const std::string& method = "pen
 // else acts, so P_x never decreases and P_y = P_z = 0 (to the solver's tolerance, 5e-4
 // kg m/s here). It ends between V (slower, the plane would catch up and push again) and 2V
 // (a perfectly elastic rebound off a wall moving at V); backward Euler damps the rebound
-// (restitution e ~ 0.1 measured: v = (1 + e) V = 0.556 m/s). Penetration bound: the plane
+// (a small restitution e: v = (1 + e) V). Penetration bound: the plane
 // is never more than 1 mm (1% of the block) inside it.
 TEST(MovingObjects, PushedBlockEndsBetweenOnceAndTwiceThePushersSpeed) {
   const SceneConfig scene = PusherScene("moving_pusher");
@@ -218,8 +221,8 @@ TEST(MovingObjects, PushedBlockEndsBetweenOnceAndTwiceThePushersSpeed) {
 // A constraint plane (Gast Sec. 3.2) holds phi >= 0 exactly: no node is behind the plane
 // posed at the step's end in any step (to round-off, 1e-12 m). Its forces lambda_i n act
 // along +x only, so P_y = P_z = 0 and P_x never decreases, to the solver's tolerance
-// (cn_epsilon 1e-8 here), and the block ends between V and 2V as with the penalty (1.054 V
-// measured: the plane, projecting the back face onto itself, rebounds it less).
+// (cn_epsilon 1e-8 here), and the block ends between V and 2V as with the penalty (nearer
+// V: the plane, projecting the back face onto itself, rebounds it less).
 TEST(MovingObjects, ConstraintPlanePushesBlockAlongItsNormalOnly) {
   const SceneConfig scene = PusherScene("moving_pusher_constraint", "constraint", "solver: {cn_epsilon: 1.0e-8}\n");
   FemSimulation sim(PETSC_COMM_WORLD, scene);
@@ -242,7 +245,7 @@ TEST(MovingObjects, ConstraintPlanePushesBlockAlongItsNormalOnly) {
   PetscPrintf(PETSC_COMM_WORLD, "constraint pusher: final v_x %.6f m/s (V = %.2f), max |P_y| + |P_z| %.3e kg m/s, "
               "deepest phi %.3e m\n", p.x() / mass, kPushSpeed, sideways, deepest);
   EXPECT_GE(deepest, -1e-12) << "a node behind the moving plane";
-  EXPECT_LT(sideways, 1e-5 * p.x());  // 6e-7 p.x measured at cn_epsilon 1e-8
+  EXPECT_LT(sideways, 1e-5 * p.x());  // the solver's tolerance at cn_epsilon 1e-8
   EXPECT_GE(p.x() / mass, kPushSpeed * (1 - 1e-3)) << "the block's final velocity";
   EXPECT_LE(p.x() / mass, 2 * kPushSpeed) << "the block's final velocity";
 }
@@ -306,7 +309,7 @@ void ExpectConveyorDragsBlockUntilItSticks(const std::string& method, const std:
     MomentumAndCenter(sim, &p, &center, &mass);
     const double t = (f + 1) * scene.time.dt;
     // Every contact node slides until t ~ 0.2 s; the penalty's bound (2e-4 V) is checked
-    // to 0.125 s, the constraint's with the solver's tolerance at 1e-8 (5e-7 V measured) to 0.2 s.
+    // to 0.125 s, the constraint's with the solver's tolerance at 1e-8 to 0.2 s.
     if (t < (tight.empty() ? 0.125 : 0.2)) {
       EXPECT_NEAR(p.x() / mass, mu * (g * t + p.y() / mass), (tight.empty() ? 2e-4 : 2e-6) * V) << "t = " << t;
     }
@@ -339,7 +342,7 @@ TEST(MovingObjects, ConveyorCarriesBlockWithFrictionPotential) {
 // co-rotates (the needed centripetal force M omega^2 r = 2 N is below mu M g = 4.9 N).
 // Friction after the solve turns only the contact nodes' velocities each step, so the
 // block slips outward at a speed of order (M / m_contact) |v| omega dt; at dt = 2.5 ms
-// that is ~2% of |v| (measured: 0.08 m/s at dt = 10 ms, 0.017 m/s at 2.5 ms, r = 0.518 m).
+// that is ~2% of |v|.
 // With method: constraint, the same bounds.
 void ExpectTurntableCarriesBlockAround(const std::string& method) {
   const double omega = 2.0;

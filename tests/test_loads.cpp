@@ -1,4 +1,4 @@
-// Loads, time functions and initial conditions (issue 10, items 4 and 5), and a body at
+// Loads, time functions and initial conditions, and a body at
 // rest that must step (item 3), against closed forms and finite differences, on 1, 2 and
 // 4 ranks:
 //  (the loads' gradient and Hessian against central differences: test_fem_derivatives.cpp);
@@ -305,7 +305,7 @@ loads:
 /// `loads:` item of total force F = [16, 0, 4] N) ramped in over 0.1 s. The weights are a
 /// partition of unity and APIC conserves momentum: the block's momentum grows by dt F
 /// tau(t_k) per step, so its mass-weighted mean velocity is dt sum_k F tau(t_k) / M (to
-/// solver tolerance: measured 6e-7 relative at t = 0.2 s, for both loads).
+/// solver tolerance).
 void ExpectFreeBlockPushedByF(const std::string& tag, const std::string& load) {
   const SceneConfig scene = MpmBlockScene(tag, "gravity: [0, 0, 0]\ntime: {frame_dt: 0.05, frames: 4}\n", "",
                                           "loads:\n  - " + load + R"(
@@ -371,7 +371,7 @@ TEST(Loads, MpmTractionAndPressureSumToTheirAreaTimesLoad) {
   EXPECT_GT(particles[0], 0.04 * 0.025 / 1.5625e-5 / 2);
 }
 
-/// Issue 10: a free MPM body under a net force at a static step (dt = 1000 s). Backward
+/// A free MPM body under a net force at a static step (dt = 1000 s). Backward
 /// Euler's answer is v = a dt = 1000 m/s and a move of a dt^2 = 1e6 m in one step, beyond
 /// the sparse grid's addressable range (2^20 blocks of 4 dx = 2.1e5 m at dx = 0.05 m; half
 /// of it is the limit): before, the step converged and the next grid build stopped the
@@ -401,10 +401,8 @@ TEST(Loads, MpmFreeBlockUnderANetForceAtAStaticStepFailsWithOneLine) {
 /// ramped in over 0.5 s and held, in steps of 0.05 s (backward Euler damps the first axial
 /// mode, omega dt = 2.6, by 0.36 per step; static steps of 1000 s also converge, in 102
 /// and 85 Newton iterations on 1 rank at cn_epsilon 1e-10): uniaxial stress, strain t / E.
-/// Measured as the relative change of the distance between the mean positions of the
-/// particles in the end thirds of the bar. MPM's accuracy: measured 1.130e-2 against t / E
-/// = 1.0e-2 at dx = 0.05 m (12.6% high at t = 1 s, 4 cells across the bar) and 1.069e-2 at
-/// dx = 0.025 m (6.9%): first order in dx, the bar softer than the continuum near its ends where the
+/// The strain is the relative change of the distance between the mean positions of the
+/// particles in the end thirds of the bar. MPM's accuracy is first order in dx, the bar softer than the continuum near its ends where the
 /// grid overhangs the particles. Asserted: within 16% at dx = 0.05 m, and above t / E.
 TEST(Loads, MpmBarPulledAtBothEndsStretchesByTOverE) {
   const double E = 1.0e5, t = 1000.0;

@@ -3,8 +3,10 @@
 // against central differences of the energy, the assembled Hessian against central
 // differences of the gradient, and the matrix-free Hessian (PN-PCG(MF)) against the
 // assembled one: products and the inverse 3x3 diagonal blocks that point-block Jacobi
-// (HOT's PN-PCG preconditioner) uses. Sticky nodes (x < 0.25 m) and slip nodes
-// (z < 0.25 m, normal +z) are in the grid, so the projections are checked too.
+// (HOT's PN-PCG preconditioner) uses; the friction potential's derivatives against central
+// differences; Project removes exactly the constrained components. Sticky nodes
+// (x < 0.25 m) and slip nodes (z < 0.25 m, normal +z) are in the grid, so the projections
+// are checked too.
 #include "FiniteDifferences.hpp"
 #include "MpmPotentialFixture.hpp"
 

@@ -22,6 +22,7 @@
 #include <memory>
 #include <sstream>
 
+#include "ScopedOptions.hpp"
 #include "TestScenes.hpp"
 #include "TestUtil.hpp"
 #include "app/FemSimulation.hpp"
@@ -51,22 +52,22 @@ const std::map<std::string, std::vector<std::string>> kSmall = {
       "dot.subdomains_per_rank=2"}},
     // Frames of 1/480 s: CG takes 40 iterations per step instead of 670 at 1/48 s.
     {"elephant_drop", {"time.frames=2", "time.frame_rate=480", "time.dt=0.0010416666666666667"}},
-    // XPBD (issue 14): only x and v cross steps, so the checkpoint needs nothing new.
+    // XPBD: only x and v cross steps, so the checkpoint needs nothing new.
     {"elephant_drop_xpbd",
      {"time.frames=2", "time.frame_rate=480", "time.dt=0.0010416666666666667", "xpbd.substeps=20"}},
     // CFL: 0.1 * 0.06 m / 0.53 m/s (the turning clamp's rim) = 0.011 s, 2 steps per frame.
-    // XPBD chains (issue 14): 2 steps of 100 substeps per frame.
+    // XPBD chains: 2 steps of 100 substeps per frame.
     {"hanging_chain", {"time.frames=2", "time.dt=0.008333333333333333"}},
     {"hanging_cloth", {"time.frames=2", "time.dt=0.008333333333333333"}},
     {"hot_twisting_bar", {"time.frames=2", "mpm.dx=0.06", "mpm.cfl=0.1"}},
     {"hot_twisting_bar_coarse", {"time.frames=2", "mpm.dx=0.04", "mpm.cfl=0.15"}},
     // Loads and initial conditions: the ramps and the table are functions of t alone.
     {"loaded_bar", {"time.frames=2", "time.dt=0.020833333333333332"}},
-    // Friction as a potential (issue 10, item 1); quasi-static load steps with the ramp's
-    // length given, so the shortened first slice follows the same load path (item 6).
+    // Friction as a potential; quasi-static load steps with the ramp's
+    // length given, so the shortened first slice follows the same load path.
     {"block_on_slope", {"time.frames=2", "time.dt=0.020833333333333332"}},
     {"cantilever_quasi_static", {"time.frames=2", "time.dt=0.5"}},
-    // Constraint collisions (issue 13): 5 mm above the ground, it lands in the first frame;
+    // Constraint collisions: 5 mm above the ground, it lands in the first frame;
     // the active set is registered afresh in every Newton iteration, nothing to save.
     {"constraint_ball_drop",
      {"time.frames=2", "time.dt=0.020833333333333332", "bodies.0.transform.translate=[0, 0.105, 0]"}},
@@ -80,7 +81,7 @@ const std::map<std::string, std::vector<std::string>> kSmall = {
     {"sphere_drop_sliver",
      {"time.frames=2", "time.frame_rate=480", "time.dt=0.0010416666666666667", "integrator=async"}},
     {"twisted_bar", {"time.frames=2", "time.dt=0.0125"}},
-    // Scripted FEM collision objects (issue 13): the object's pose is a function of t, so
+    // Scripted FEM collision objects: the object's pose is a function of t, so
     // nothing new is saved. Striker and tori placed to touch within the first frame.
     {"box_stack_strike",
      {"time.frames=2", "collision_objects.1.min=[-0.12, 0.12, 0]", "collision_objects.1.max=[-0.02, 0.22, 0.1]"}},
@@ -249,14 +250,24 @@ TEST_P(RestartScene, SlicedRunIsBitwiseTheUninterruptedOne) {
   ExpectSlicedRunBitwiseTheUninterruptedOne(GetParam(), GetParam());
 }
 
-// HOT (issue 11): the L-BFGS history and the V-cycle's hierarchy start afresh every step,
+// HOT: the L-BFGS history and the V-cycle's hierarchy start afresh every step,
 // so a checkpoint needs nothing new to resume a HOT run bitwise.
 TEST(RestartScenes, HotTwistingBarSlicedRunIsBitwiseTheUninterruptedOne) {
   ExpectSlicedRunBitwiseTheUninterruptedOne("hot_twisting_bar_coarse", "hot_twisting_bar_coarse_hot",
                                             {"solver.method=hot"});
 }
 
-// XPBD's Jacobi order and depenetration speed limit (issue 14): lambda and the Jacobi sums
+// DOT with factors lagged over 3 steps (-dot_refactor_every 3): the checkpoint of step 2
+// holds the factors' Hessian, point and counters (SubdomainInitializer::SaveState), from
+// which the resumed step 3 factors the same matrices; step 4 refactors. Defaults otherwise
+// (sized subdomains, coarse space, refresh).
+TEST(RestartScenes, DotWithLaggedFactorsSlicedRunIsBitwiseTheUninterruptedOne) {
+  const test::ScopedOptions lag({{std::string("-dot_refactor_every"), std::string("3")}});
+  ExpectSlicedRunBitwiseTheUninterruptedOne("twisted_bar", "twisted_bar_dot_lagged",
+                                            {"solver.method=dot"});
+}
+
+// XPBD's Jacobi order and depenetration speed limit: lambda and the Jacobi sums
 // start afresh every substep, the limit reads x_prev of the substep: nothing new to save.
 TEST(RestartScenes, ElephantXpbdJacobiSlicedRunIsBitwiseTheUninterruptedOne) {
   ExpectSlicedRunBitwiseTheUninterruptedOne("elephant_drop_xpbd", "elephant_drop_xpbd_jacobi",

@@ -107,8 +107,8 @@ TEST(SemiImplicit, OscillatorPeriodAndAmplitude) {
     worst = std::max({worst, std::abs(run.u[n - 1] - u) / (v0 / w), std::abs(run.v[n - 1] - v) / v0});
   }
   EXPECT_LT(worst, 1e-8) << "relative deviation from the derived discrete solution";
-  // The amplitude factor and the period, measured: the energy-like invariant of A decays
-  // by r^2 per step, and the zero crossings of u are pi / theta steps apart.
+  // The amplitude factor and the period, from the run: the energy-like invariant of A
+  // decays by r^2 per step, and the zero crossings of u are pi / theta steps apart.
   int crossing = 0;
   for (int n = 1; n < steps && !crossing; ++n)
     if (run.u[n - 1] > 0.0 && run.u[n] <= 0.0) crossing = n;

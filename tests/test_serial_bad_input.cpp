@@ -1,5 +1,5 @@
-// Bad input to the optistep executable, in one table (issue 9): each case stops with the
-// exit code the README's table documents, exactly one line on stderr that names the key,
+// Bad input to the optistep executable, in one table: each case stops with the
+// exit code docs/user/running.md documents, exactly one line on stderr that names the key,
 // file, element or option, and leaves the files of an earlier run in its folder byte for
 // byte as they were (no file added, removed or changed anywhere in the folder, so a scene
 // name that escapes out/ is caught too). Each case runs in its own copy of a folder that
@@ -39,8 +39,8 @@ using test::ReadFile;
 enum class Folder {
   kUntouched,  ///< every file as it was, byte for byte: the input was judged before writing
   kRunStarted  ///< the run had begun, as a new run in that folder replaces the earlier one's
-               ///< files: PETSc judges some option values only at the first solve (README,
-               ///< "Solver options"), and the folder that becomes unwritable mid-run
+               ///< files: PETSc judges some option values only at the first solve
+               ///< (docs/user/solver-options.md), and the folder that becomes unwritable mid-run
 };
 
 /// Writes what a case needs into its folder (which already holds box.node/.ele, ok.yaml
@@ -51,7 +51,7 @@ struct BadInput {
   std::string name;                 ///< the test's name
   Setup setup;                      ///< may be empty
   std::string args;                 ///< optistep's command line, run in the case's folder
-  int code;                         ///< the exit code (README, "Running")
+  int code;                         ///< the exit code (docs/user/running.md, "Exit codes")
   std::vector<std::string> pieces;  ///< what the one stderr line must hold
   int ranks = 1;                    ///< > 1: under mpiexec; only the first rank prints
   std::function<std::string(const std::string&)> around = {};  ///< see test::Optistep
@@ -137,7 +137,7 @@ bodies:
 output: {directory: out}
 )";
 
-/// A cloth scene (issue 14), cloth.yaml, on flat.off: two triangles (0, 1, 2), (1, 3, 2) whose
+/// A cloth scene, cloth.yaml, on flat.off: two triangles (0, 1, 2), (1, 3, 2) whose
 /// vertex 3 is at `vertex3`; `extra` is appended to the cloth's entry.
 Setup ClothScene(const std::string& vertex3, const std::string& extra) {
   return [=](const fs::path& d) {
@@ -149,7 +149,7 @@ Setup ClothScene(const std::string& vertex3, const std::string& extra) {
   };
 }
 
-/// A particle scene (issue 14) with `find` replaced by `replace`, written as `file`.
+/// A particle scene with `find` replaced by `replace`, written as `file`.
 Setup ChainScene(const std::string& file, const std::string& find, const std::string& replace) {
   std::string text = R"(discretization: particles
 integrator: xpbd
@@ -202,7 +202,7 @@ const std::vector<BadInput>& Cases() {
       {"poisson_ratio_one_half", Scene("nu.yaml", "nu: 0.3", "nu: 0.5"), "run nu.yaml", 1,
        {"nu.yaml", "bodies[0].material.nu", "[0, 0.5)", "'0.5'"}},
       {"zero_dt", Scene("dt.yaml", "dt: 0.05", "dt: 0"), "run dt.yaml", 1, {"dt.yaml", "time.dt"}},
-      // Asynchronous evolution (issue 15): the async block's ranges, semi_implicit without friction.
+      // Asynchronous evolution: the async block's ranges, semi_implicit without friction.
       {"async_epsilon_above_one", Scene("eps.yaml", "output:", "async: {epsilon: 1.5}\noutput:"),
        "run eps.yaml", 1, {"eps.yaml", "async.epsilon", "[0, 1]", "'1.5'"}},
       {"async_epsilon_negative", Scene("neps.yaml", "output:", "async: {epsilon: -0.1}\noutput:"),
@@ -220,7 +220,7 @@ const std::vector<BadInput>& Cases() {
       {"semi_implicit_with_friction",
        Scene("friction.yaml", "normal: [0, 1, 0]}", "normal: [0, 1, 0], friction: 0.3}\nintegrator: semi_implicit"),
        "run friction.yaml", 1, {"friction.yaml", "collision_objects[0].friction", "semi_implicit"}},
-      // Contact damping (issue 10): FEM backward Euler only, a ratio >= 0.
+      // Contact damping: FEM backward Euler only, a ratio >= 0.
       {"negative_contact_damping",
        Scene("cdamp.yaml", "normal: [0, 1, 0]}", "normal: [0, 1, 0], damping: -0.5}"),
        "run cdamp.yaml", 1, {"cdamp.yaml", "collision_objects[0].damping", "'-0.5'"}},
@@ -247,7 +247,7 @@ const std::vector<BadInput>& Cases() {
       {"negative_self_contact_stiffness",
        Scene("contact.yaml", "output:", "self_contact: {enabled: true, stiffness: -1.0e7}\noutput:"),
        "run contact.yaml", 1, {"contact.yaml", "self_contact.stiffness", "'-1.0e7'"}},
-      // Collision objects (issue 13): empty or inside-out shapes, negative coefficients,
+      // Collision objects: empty or inside-out shapes, negative coefficients,
       // motion with an integrator that does not pose the objects.
       {"hole_wider_than_the_box",
        Scene("hole.yaml", "{type: half_space, point: [0, -0.5, 0], normal: [0, 1, 0]}",
@@ -369,7 +369,7 @@ const std::vector<BadInput>& Cases() {
        Scene("spin.yaml", "density: 1000}",
              "density: 1000}\n    initial_conditions: {angular_velocity: {axis: [0, 0, 0], rate: 1}}"),
        "run spin.yaml", 1, {"spin.yaml", "bodies[0].initial_conditions.angular_velocity.axis", "non-zero vector"}},
-      // Friction as a potential and the quasi-static integrator (issue 10, items 1 and 6).
+      // Friction as a potential and the quasi-static integrator.
       {"unknown_friction_model", Scene("fric.yaml", "output:", "friction: {model: sticky}\noutput:"),
        "run fric.yaml", 1, {"fric.yaml", "friction.model", "sticky"}},
       {"zero_friction_epsilon_v", Scene("epsv.yaml", "output:", "friction: {epsilon_v: 0}\noutput:"),
@@ -382,7 +382,7 @@ const std::vector<BadInput>& Cases() {
       {"negative_quasi_static_tolerance",
        Scene("qs.yaml", "output:", "quasi_static: {tolerance: -1}\noutput:"), "run qs.yaml", 1,
        {"qs.yaml", "quasi_static.tolerance", "'-1'"}},
-      // Constraint collisions (issue 13): the method's name, and where it cannot act.
+      // Constraint collisions: the method's name, and where it cannot act.
       {"collision_method_unknown", {}, "run ok.yaml --set collision_objects.0.method=glue", 1,
        {"ok.yaml", "collision_objects[0].method", "penalty, constraint", "'glue'"}},
       {"collision_constraint_with_xpbd", {},
@@ -402,7 +402,7 @@ const std::vector<BadInput>& Cases() {
       {"set_unknown_key", {}, "run ok.yaml --set solvr.tau=1", 1, {"ok.yaml", "solvr"}},
       {"set_out_of_range", {}, "run ok.yaml --set time.frames=-1", 1, {"ok.yaml", "time.frames", "'-1'"}},
       {"set_not_yaml", {}, "run ok.yaml --set gravity=[0,0", 1, {"--set 'gravity=[0,0'", "not valid YAML"}},
-      // XPBD (issue 14).
+      // XPBD.
       {"xpbd_substeps_zero", {}, "run ok.yaml --set integrator=xpbd --set xpbd.substeps=0", 1,
        {"ok.yaml", "xpbd.substeps", "an integer >= 1", "'0'"}},
       {"xpbd_iterations_negative", {}, "run ok.yaml --set integrator=xpbd --set xpbd.iterations=-2", 1,
@@ -508,8 +508,13 @@ const std::vector<BadInput>& Cases() {
       BadInput{"petsc_pc_for_another_format", {}, "run ok.yaml -hessian_mat_type sbaij -newton_pc_type gamg",
                1, {"-newton_pc_type"}}
           .AfterRunStarted(),
-      {"petsc_dot_subdomains", {}, "run ok.yaml -solver_method dot -dot_subdomains_per_rank 0", 1,
+      {"petsc_dot_subdomains", {}, "run ok.yaml -solver_method dot -dot_subdomains_per_rank -1", 1,
        {"-dot_subdomains_per_rank"}},
+      {"petsc_dot_subdomain_nodes", {}, "run ok.yaml -solver_method dot -dot_subdomain_nodes 0", 1,
+       {"-dot_subdomain_nodes"}},
+      {"petsc_dot_coarse", {}, "run ok.yaml -solver_method dot -dot_coarse nonsense", 1, {"-dot_coarse"}},
+      {"petsc_dot_refresh_stall", {}, "run ok.yaml -solver_method dot -dot_refresh_stall 2", 1,
+       {"-dot_refresh_stall"}},
       {"petsc_dot_merge", {}, "run ok.yaml -solver_method dot -dot_merge nonsense", 1, {"-dot_merge"}},
       {"petsc_log_csv_folder", {}, "run ok.yaml -optistep_log_csv no_such_folder/log.csv", 1,
        {"-optistep_log_csv no_such_folder/log.csv", "folder no_such_folder cannot be written"}},

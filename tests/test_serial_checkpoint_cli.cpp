@@ -95,7 +95,7 @@ std::vector<double> CheckpointState(const fs::path& path) {
 
 /// A shell command that runs `optistep args` on 2 ranks under mpiexec, with Open MPI's
 /// grace period between SIGTERM and SIGKILL at 5 s (its default of 1 s is shorter than
-/// MPI_Finalize takes, about 2 s here, once mpiexec is terminating the job; README); each
+/// MPI_Finalize takes once mpiexec is terminating the job; docs/user/running.md); each
 /// rank writes its exit code to exit.<rank>. (mpiexec's own exit code says nothing about
 /// the ranks once it was told to terminate: Open MPI 4.1 exits 1 then. A wrapper shell
 /// hands the SIGTERM it gets on.)

@@ -1,5 +1,5 @@
 // The optistep executable end to end: check, partition, --help (printed once however many
-// ranks) and a short run work and write what the README says; options set but never used
+// ranks) and a short run work and write what docs/user/ says; options set but never used
 // are reported once. Bad input of every kind is the table of test_serial_bad_input.
 #include <gtest/gtest.h>
 

@@ -2,7 +2,9 @@
 // Reference numbers: analytic volumes (box: product of sides; ball 4/3 pi r^3; capped
 // cylinder 2 pi r^2 h; ring torus 2 pi^2 R r^2; unit cube 1; the tet (0,0,0) (1,0,0)
 // (0,1,0) (0,0,1) 1/6), closed-form signed distances, and for the CGAL meshes the volume
-// by the divergence theorem and by summing TetGen's tets; Shape::Volume gives the same
+// by the divergence theorem and by summing TetGen's tets (the elephant's surface and its
+// TetGen mesh sample the same particles; inside/outside of its surface agrees with the
+// generalized winding number); Shape::Volume gives the same
 // numbers. A particle stands for dx^3 / ppc, so count * dx^3 / ppc estimates a volume;
 // cells wholly inside hold exactly ppc particles.
 #include <gtest/gtest.h>

@@ -130,7 +130,7 @@ solver:
   forcing_sigma: 0.5
   forcing: preconditioned
   best_of_two_guesses: false
-dot: {subdomains_per_rank: 3, merge: symmetric}
+dot: {subdomains_per_rank: 3, subdomain_nodes: 500, merge: symmetric, coarse: none}
 damping: {stiffness_beta: 0.01}
 async: {surface_layers: 2, epsilon: 0.25}
 self_contact: {enabled: true, stiffness: 2.5e6}
@@ -233,7 +233,9 @@ petsc_options: [-newton_ksp_type cg, -newton_pc_type jacobi]
   EXPECT_EQ(s.solver.forcing, "preconditioned");
   EXPECT_FALSE(s.solver.best_of_two_guesses);
   EXPECT_EQ(s.solver.dot.subdomains_per_rank, 3);
+  EXPECT_EQ(s.solver.dot.subdomain_nodes, 500);
   EXPECT_EQ(s.solver.dot.merge, "symmetric");
+  EXPECT_EQ(s.solver.dot.coarse, "none");
   EXPECT_EQ(s.damping.stiffness_beta, 0.01);
   EXPECT_EQ(s.async.surface_layers, 2);
   EXPECT_EQ(s.async.epsilon, 0.25);
@@ -258,8 +260,10 @@ TEST_F(SceneConfigTest, Defaults) {
   EXPECT_EQ(s.time.dt, 1.0 / 24.0);
   EXPECT_EQ(s.time.frames, 2);
   EXPECT_EQ(s.time.max_dt_halvings, 8);
-  EXPECT_EQ(s.solver.dot.subdomains_per_rank, 1);
-  EXPECT_EQ(s.solver.dot.merge, "average");
+  EXPECT_EQ(s.solver.dot.subdomains_per_rank, 0);  // sized by subdomain_nodes
+  EXPECT_EQ(s.solver.dot.subdomain_nodes, 3000);
+  EXPECT_EQ(s.solver.dot.merge, "");                // symmetric with the coarse space
+  EXPECT_EQ(s.solver.dot.coarse, "rigid");
   ASSERT_EQ(s.bodies.size(), 1u);
   EXPECT_EQ(s.bodies[0].name, "body0");
   EXPECT_EQ(s.discretization, "fem");
@@ -696,6 +700,9 @@ TEST_F(SceneConfigTest, BadMpmInputsNameFileAndKey) {
       {"no subdomains", fem + "dot: {subdomains_per_rank: 0}\n",
        {"dot.subdomains_per_rank: expected an integer >= 1, got '0'"}},
       {"unknown merge", fem + "dot: {merge: sum}\n", {"dot.merge: expected one of average, symmetric, got 'sum'"}},
+      {"no subdomain nodes", fem + "dot: {subdomain_nodes: 0}\n",
+       {"dot.subdomain_nodes: expected an integer >= 1, got '0'"}},
+      {"unknown coarse space", fem + "dot: {coarse: grid}\n", {"dot.coarse: expected one of rigid, none, got 'grid'"}},
       {"unknown discretization", fem + "discretization: sph\n",
        {"discretization: expected one of fem, mpm, particles, got 'sph'"}},
       {"no mpm block", "discretization: mpm\n" + fem, {"mpm: required key is missing"}},

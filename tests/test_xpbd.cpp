@@ -10,7 +10,7 @@
 //  - a box hanging from its top face, settled: the forces its tets' force estimates put on the
 //    held nodes add up to the weight of the free nodes (to 1e-3);
 //  - internal constraints conserve linear momentum to round-off; angular momentum drifts by
-//    O(dt_s) (measured: halving dt_s halves it);
+//    O(dt_s) (halving dt_s must halve it);
 //  - contacts: no node below the ground after any step, and a block sliding on the ground with
 //    Coulomb friction mu stops after v0^2 / (2 mu g);
 //  - xpbd.order: jacobi (averaged corrections) is rank-invariant too, and free fall under it

@@ -168,7 +168,7 @@ output.checkpoints_kept): on SIGUSR1 (SLURM: #SBATCH --signal=USR1@120) a run fi
 the current step, writes a checkpoint and exits 0; on SIGTERM (scancel, the walltime,
 mpirun passing its own SIGTERM on) it does the same, unless the step would not end within
 half of --sigterm-grace: then that step is abandoned and the one before it checkpointed.
-See the README ("Checkpoints and restart") and scripts/slurm-job.sh
+See docs/user/checkpoints.md, docs/user/running.md and scripts/slurm-job.sh
 
 PETSc options (command line wins over the scene's petsc_options), for example:
   -newton_ksp_type cg -newton_pc_type jacobi|gamg|bjacobi|hypre   Newton's linear solver

@@ -72,6 +72,7 @@ void FemSimulation::SaveState(CheckpointWriter& out) {
     out.Write(name, natural);
   }
   out.WriteAttribute("frame_step", int64_t{controller_->frame_step()});
+  integrator_->SaveState(out);
 }
 
 bool FemSimulation::LoadState(const CheckpointReader& in) {
@@ -89,6 +90,9 @@ bool FemSimulation::LoadState(const CheckpointReader& in) {
     throw InputError(in.path() + ": frame_step " + std::to_string(frame_step) +
                      " is not a step of the " + std::to_string(steps_per_frame) +
                      " steps per frame of " + scene_.path);
+  int size = 1;
+  MPI_Comm_size(comm_, &size);
+  integrator_->LoadState(in, in.header().ranks == size);
   std::vector<double> x_owned(3 * model_->mesh().n_owned), v_owned(x_owned.size());
   node_order_->FromNatural(x.data(), x_owned.data());
   node_order_->FromNatural(v.data(), v_owned.data());
@@ -103,8 +107,6 @@ bool FemSimulation::LoadState(const CheckpointReader& in) {
   integrator_->SetClock(in.header().time, static_cast<long>(in.header().step));
   controller_->set_frame_step(static_cast<int>(frame_step));
   // METIS splits the mesh alike for the same rank count: each rank holds its nodes again.
-  int size = 1;
-  MPI_Comm_size(comm_, &size);
   return in.header().ranks == size;
 }
 

@@ -6,7 +6,7 @@
 //   optistep partition scene.yaml --ranks N
 //   optistep keys [--format markdown]
 //
-// Exit codes (README "Running"): 0 success (also a run stopped by SIGTERM/SIGUSR1 after
+// Exit codes (docs/user/running.md, "Exit codes"): 0 success (also a run stopped by SIGTERM/SIGUSR1 after
 // its checkpoint), 1 bad input (one line on stderr naming the file and key or element, or
 // the option; also --restart with no loadable checkpoint), 2 a time step that failed after
 // every allowed dt halving, 3 internal error, 4 the output folder cannot be written, 5 the
@@ -31,6 +31,10 @@
 #include "io/Hdf5File.hpp"
 #include "io/OutputLock.hpp"
 #include "model/SceneMesh.hpp"
+
+#ifndef OPTISTEP_GIT_DESCRIBE
+#define OPTISTEP_GIT_DESCRIBE "unknown"  // git describe of the source, set by CMake
+#endif
 
 namespace {
 
@@ -198,7 +202,7 @@ int main(int argc, char** argv) {
   }
   if (cl.help || cl.version || !usage_error.empty()) {
     if (FirstRankOfLaunch()) {
-      if (cl.version) std::printf("optistep %s\n", OPTISTEP_VERSION);
+      if (cl.version) std::printf("optistep %s (commit %s)\n", OPTISTEP_VERSION, OPTISTEP_GIT_DESCRIBE);
       if (cl.help) std::fputs(UsageText(), stdout);
       if (!usage_error.empty())
         std::fprintf(stderr, "optistep: error: %s; see optistep --help\n", usage_error.c_str());

@@ -11,8 +11,8 @@ namespace optistep {
 
 /// Collective on v's communicator (one MPI_Allreduce of an int): whether every owned
 /// entry of v, on every rank, is finite. A plain loop, not VecNorm: a BLAS norm through a
-/// threaded BLAS (OpenBLAS pthread) wakes its threads on every call, which on a loaded
-/// machine cost 17 ms a call, more than the semi-implicit substep it checked.
+/// threaded BLAS (OpenBLAS pthread) wakes its threads on every call, which can cost more
+/// than the semi-implicit substep it checks (docs/benchmarks/2026-11-24-async.md).
 inline bool AllFinite(Vec v) {
   const PetscScalar* a = nullptr;
   PetscInt n = 0;

@@ -1,5 +1,5 @@
 #pragma once
-// How a run learns that it must stop (README "Checkpoints and restart"):
+// How a run learns that it must stop (docs/user/running.md, "Signals and SLURM"):
 //  - SIGUSR1 is a warning ahead of time (SLURM's `--signal=USR1@120`): the step under way
 //    is finished, a checkpoint written, and the run ends;
 //  - SIGTERM says that SIGKILL follows after the launcher's grace period (scancel and the

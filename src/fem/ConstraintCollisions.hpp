@@ -1,36 +1,18 @@
 #pragma once
 // Constraint collisions with analytic objects by gradient projection (Gast, Schroeder,
 // Stomakhin, Jiang, Teran 2015, "Optimization Integrator for Large Time Steps", Sec. 3.2),
-// for the collision objects of a FEM scene with `method: constraint`: every node must keep
-// phi(x_i) >= 0. The incremental potential becomes E(x) = E'(P(x)) with E' the
-// unconstrained one and P the projection of every node that is active or violated onto the
-// object's surface, x_i <- x_i - phi(x_i) grad phi(x_i); a line search along x + alpha d
-// then runs along a curved path on the surface. At the start of each outer iteration the
-// iterate is projected and the active set registered: the nodes touching an object
-// (projected, or phi <= 0) whose unconstrained gradient q_i = dE'/dx_i pushes them in
-// (q_i . n_i >= 0, n = grad phi). The gradient and the directions of active nodes are
-// projected onto the tangent plane (T = I - n n^T); their Hessian rows and columns are
-// T H' T, plus -lambda_i Hess phi on the diagonal (the only second-derivative term of P that
-// survives on the surface: the third derivatives of phi multiply phi = 0), plus m_i / dt^2
-// n n^T, so that the normal direction is decoupled as for a Dirichlet row. lambda_i = q_i .
-// n_i (N) is the constraint's normal force, from which Coulomb friction acts after the solve
-// (Sec. 5.1; integrators/FemBackwardEuler) or, with friction.model: potential, inside the
-// minimization as IPC's lagged potential (fem/FrictionPotential.hpp, lambda lagged at a
-// frictionless solve of the step).
-//
-// A node touching several objects (up to 3: a box's corner in the corner of a floor and a
-// wall) is projected onto each in turn, sweeping again while one is left off its surface by
-// more than 1e-15 (1 m + |x|) (exact after one sweep for orthogonal planes), dP/dx the product of the
-// projections' Jacobians. Its normal forces solve q = sum_k lambda_k n_k in the least-squares
-// sense, an object with lambda_k < 0 leaving the set (the most negative first); T = I - Q
-// with Q = N (N^T N)^-1 N^T the projection onto the normals' span, and the curvature term is
-// -T (sum_k lambda_k Hess phi_k) T (our extension of Sec. 3.2's single-constraint case: the
-// reduced Hessian of the Lagrangian on the intersection).
-//
-// Scripted objects are posed at t_{n+1} (CollisionObject::SetTime, in BeginStep): P, phi,
-// n and Hess phi are those of the posed object, friction acts on the velocity relative to
-// its material points. Limits: backward Euler without self-contact (SceneConfig checks). Nothing
-// crosses steps: BeginStep empties the active set, each iteration registers it anew.
+// for the collision objects of a FEM scene with `method: constraint`: every node keeps
+// phi(x_i) >= 0. The incremental potential becomes E(x) = E'(P(x)), P projecting every
+// active or violated node onto the object's surface, x_i - phi(x_i) grad phi(x_i). Each outer
+// iteration projects the iterate and registers the active set (nodes touching an object
+// whose unconstrained gradient q_i pushes them in); their rows are projected onto the tangent
+// plane, plus -lambda_i Hess phi, lambda_i = q_i . n_i (N) the normal force that friction
+// uses (Sec. 5.1, or IPC's lagged potential with friction.model: potential).
+// Up to 3 objects per node (sequential projection, least-squares normal forces: ours).
+// Contract: scripted objects are posed at t_{n+1}; backward Euler without self-contact only
+// (SceneConfig checks); nothing crosses steps (the active set starts empty every step).
+// The method, the multi-object extension, friction and the limits:
+// docs/methods/constraint-collisions.md.
 #include <petscvec.h>
 
 #include <algorithm>

@@ -1,25 +1,17 @@
 #pragma once
 // Damping of the penalty contact against the analytic collision objects, as a dissipative
 // term of the FEM incremental potential: a dashpot in parallel with each node's contact
-// spring (Kelvin-Voigt), its coefficient a fraction zeta of the critical damping of that
-// spring at the penetration of the step's start. For owned, free node i of mass m_i in
-// contact with object c at x_n,i (penetration delta_n = -phi_c(x_n,i) > 0, normal n):
+// spring, a fraction zeta of the critical damping of that spring at the penetration of the
+// step's start. For owned, free node i of mass m_i in contact with object c at x_n,i
+// (penetration delta_n = -phi_c(x_n,i) > 0, normal n):
 //   D_ic(x_i) = c_ic / (2 dt) (n . (x_i - x_n,i))^2,   c_ic = 2 zeta_c sqrt(m_i k_n),
-//   k_n = 6 k_c m_i delta_n  (the penalty k m delta^3's stiffness d^2/d delta^2, N/m),
-// so c_ic = 2 zeta_c m_i sqrt(6 k_c delta_n) (kg/s), and its gradient is the backward-Euler
-// dashpot force c_ic n n^T (x_i - x_n,i) / dt = c_ic v_n n (N).
-// Sources: the coefficient is the spring-dashpot contact of the discrete element method
-// with its dashpot a fraction of critical, 2 zeta sqrt(m k) (Cundall & Strack 1979,
-// "A discrete numerical model for granular assemblies", Geotechnique 29(1), eq. 5-6),
-// weighted by the nonlinear spring's stiffness at the current penetration as Tsuji, Tanaka
-// & Ishida 1992 ("Lagrangian numerical simulation of plug flow of cohesionless particles in
-// a horizontal pipe", Powder Technology 71, eq. 9) do for the Hertz spring; with it the
-// restitution is a function of zeta alone (for the cubic penalty: of delta'' = -3 k delta^2
-// - 2 sqrt(2) zeta sqrt(3 k delta) delta', whose time and length scale out). As a potential it
-// is lagged like the Rayleigh damping of Gast et al. 2015 Sec. 4.2 (the stiffness, here the
-// contact's, and the normal taken at x_n), so D is quadratic: gradient and Hessian exact,
-// Hessian c_ic / dt n n^T positive semidefinite. A node in contact at x_n is damped for the
-// whole step, also if it separates within it; one in no contact at x_n is not damped.
+//   k_n = 6 k_c m_i delta_n  (the stiffness of the penalty k m delta^3, N/m).
+// Sources: the spring-dashpot contact of the discrete element method (Cundall & Strack 1979),
+// its coefficient following the nonlinear spring's stiffness (Tsuji, Tanaka & Ishida 1992),
+// lagged like the Rayleigh damping of Gast et al. 2015 Sec. 4.2, so D is quadratic: gradient
+// and Hessian exact, the Hessian positive semidefinite.
+// Contract: a node in contact at x_n is damped for the whole step; nothing crosses steps.
+// Why, the restitution it gives, and when to set it: docs/methods/contact.md.
 #include <petscvec.h>
 
 #include <vector>

@@ -18,6 +18,8 @@ FemIncrementalPotential::FemIncrementalPotential(FemModel& model, double damping
   elements_.local_to_global = mesh.local_to_global;
   elements_.tets = mesh.tets;
   elements_.counted.assign(mesh.tet_counted.begin(), mesh.tet_counted.end());
+  elements_.node_original_id = mesh.node_original_id;
+  elements_.tet_original_id = mesh.tet_original_id;
   std::vector<int> held(model_.scene().bodies.size(), 0);
   for (PetscInt l = 0; l < mesh.n_owned; ++l)
     if (model_.IsConstrained(static_cast<int>(l))) held[mesh.node_body[l]] = 1;
@@ -572,8 +574,8 @@ double FemIncrementalPotential::RigidMotionResidual(double epsilon, Vec x, Vec g
     if (r > 0.0) {
       // Elastic forces carry no net torque in exact arithmetic, but the rotation in P
       // (fixed corotated's polar decomposition, say) is exact only to round-off: their
-      // net torque is noise of about eps_mach sum_e V_e |dP/dF(I)|_e (measured: a hundredth
-      // of that on the twisted bar's mesh), which no solve can reduce. For very stiff
+      // net torque is noise of at most about eps_mach sum_e V_e |dP/dF(I)|_e, which no solve
+      // can reduce (docs/methods/newton.md, "Termination"). For very stiff
       // bodies (E ~ 1e17 Pa at dt = 1/40 s) that is the floor of the torque test.
       const double floor = std::numeric_limits<double>::epsilon() * body_stiffness_volume_[b];
       worst = std::max(worst, T.norm() / std::max(epsilon * M * a * r, floor));
@@ -610,6 +612,35 @@ void FemIncrementalPotential::CharacteristicNormWeights(double epsilon, Vec w) {
     for (int d = 0; d < 3; ++d) wa[3 * l + d] = tol;
   }
   OPTISTEP_PETSC(VecRestoreArray(w, &wa));
+}
+
+std::vector<std::int64_t> FemIncrementalPotential::PenaltyContacts(Vec x) {
+  std::vector<std::int64_t> keys;
+  if (!external_) return keys;
+  const DistributedTetMesh& mesh = model_.mesh();
+  const auto& objects = model_.collision_objects();
+  const std::int64_t n_objects = static_cast<std::int64_t>(objects.size());
+  if (n_objects > 0) {
+    const PetscScalar* xa = nullptr;
+    OPTISTEP_PETSC(VecGetArrayRead(x, &xa));
+    for (PetscInt l = 0; l < mesh.n_owned; ++l) {
+      if (model_.IsConstrained(static_cast<int>(l))) continue;
+      const Vec3 xi(xa[3 * l], xa[3 * l + 1], xa[3 * l + 2]);
+      const double m = model_.Mass(static_cast<int>(l));
+      for (std::int64_t k = 0; k < n_objects; ++k)
+        if (objects[k].Penalty(xi, m, nullptr, nullptr) > 0.0)
+          keys.push_back(static_cast<std::int64_t>(mesh.local_to_global[l]) * n_objects + k);
+    }
+    OPTISTEP_PETSC(VecRestoreArrayRead(x, &xa));
+  }
+  if (self_contact_) {
+    self_contact_->Update(x);
+    const std::int64_t base = static_cast<std::int64_t>(mesh.n_global_nodes) * std::max<std::int64_t>(n_objects, 1);
+    for (const SelfContact::Pair& pair : self_contact_->pairs()) keys.push_back(base + pair.p);
+  }
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  return keys;
 }
 
 }  // namespace optistep

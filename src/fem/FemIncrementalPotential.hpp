@@ -122,6 +122,11 @@ class FemIncrementalPotential : public IncrementalPotential {
   /// Per body without Dirichlet nodes (IncrementalPotential::RigidMotionResidual): net
   /// force (N) and torque (N m) of the residual over epsilon M_b a_b and epsilon M_b a_b r_b.
   double RigidMotionResidual(double epsilon, Vec x, Vec g) override;
+  /// Collective (self-contact's detection). Keys of the free owned nodes inside a penalty
+  /// collision object (global node id x objects + object index) and, with self-contact, of
+  /// the penetrating node of every pair this rank owns; none for a restricted potential
+  /// without external terms.
+  std::vector<std::int64_t> PenaltyContacts(Vec x) override;
 
  private:
   /// Copies x's owned values into the ghosted work vector and returns a view of its

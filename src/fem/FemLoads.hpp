@@ -1,36 +1,18 @@
 #pragma once
-// External loads of a tet FEM model as terms of the incremental potential (issue 10, item
-// 4), each scaled by its time function tau at the end of the step (the scene's `loads`,
-// io/SceneConfig.hpp LoadConfig). Positions x in m, energies in J, forces in N.
-//
+// External loads of a tet FEM model as terms of the incremental potential, each scaled by its
+// time function tau at the end of the step (the scene's `loads`, io/SceneConfig.hpp
+// LoadConfig). Positions x in m, energies in J, forces in N.
 //  - Dead loads (point forces, tractions, dead pressure, body forces): E = -sum_i f_i(t) . x_i
-//    with the nodal forces f_i fixed in the rest configuration: a point load F over n
-//    selected nodes gives F/n to each; a traction t (Pa) or a dead pressure p (t = -p n0) on
-//    a boundary face of rest area A0 gives t A0 / 3 to each of its nodes (the exact integral
-//    of the linear shape functions); a body force b (m/s^2) gives m_i b (lumped masses).
-//    Linear in x: no Hessian.
-//  - Follower pressure p (normal to the deformed faces): E = p tau V(x) with
-//    V = 1/6 sum_faces x_a . (x_b x x_c) the volume the loaded faces enclose (outward
-//    orientation). Its gradient p/6 x_b x x_c at node a equals the exact follower force
-//    p A n / 3 summed over the faces around any node whose ring of loaded faces is closed;
-//    the load is conservative (and its stiffness symmetric) only for a closed loaded
-//    surface or one whose rim is held (Schweizerhof and Ramm 1984, "Displacement dependent
-//    pressure loads in nonlinear finite element analyses", Computers & Structures 18(6),
-//    Sec. 3), so a free rim node is an InputError. The Hessian blocks of a face,
-//    d2E/dx_a dx_b = -p tau / 6 [x_c]_x for (a, b, c) cyclic, have zero trace (indefinite)
-//    and depend on the origin face by face (only their sum does not), so no per-face
-//    projection is right: the projected Hessian that Newton solves with leaves the load
-//    stiffness out, and the true one (SetProjectHessian(false)) holds it exactly. The
-//    gradient stays exact, so the minimizer still converges to the loaded state; Newton's
-//    rate is limited by |K_load| / |K| ~ p / E (the "unsymmetric part neglected"
-//    iteration of Schweizerhof and Ramm 1984). On configs/loaded_bar.yaml's cube under
-//    -2 kPa (E = 1e5 Pa) the first step takes 3 Newton iterations this way, against 14 with each
-//    face's block replaced by its positive part.
-//
-// A face is loaded when its three nodes are selected (the selection of Dirichlet
-// conditions, model/NodeSelection.hpp) and it is on the boundary (one tet). Every rank
-// holds all tets around its owned nodes, so it finds every boundary face with an owned
-// node; the energy of a face is counted once, by the owner of its smallest global node.
+//    with nodal forces fixed in the rest configuration. Linear in x: no Hessian.
+//  - Follower pressure: E = p tau V(x), V the volume the loaded faces enclose (Schweizerhof
+//    and Ramm 1984, Computers & Structures 18(6), Sec. 3); conservative only for a closed
+//    loaded surface or one whose rim is held, so a free rim node is an InputError. Its
+//    Hessian blocks are indefinite and origin-dependent face by face, so the projected
+//    Hessian leaves the load stiffness out and the true one (SetProjectHessian(false)) holds
+//    it; the gradient stays exact.
+// Contract: a face is loaded when its three nodes are selected and it is on the boundary; its
+// energy is counted once, by the owner of its smallest global node.
+// The terms, the follower pressure's stiffness and Newton's rate: docs/methods/loads.md.
 #include <array>
 #include <functional>
 #include <vector>

@@ -1,54 +1,17 @@
 #pragma once
-// Penalty self-collisions and body-body collisions of a tetrahedral FEM model (Gast et
-// al. 2015, Sec. 5.3). A surface node p found inside a tet of another part of the mesh
-// (point-in-tetrahedron tests, accelerated by Eigen's KdBVH over the tets' bounding
-// boxes) is pushed out by the energy
-//   Phi = k d sqrt(d + epsilon),  epsilon = 1e-15 m^2,
-// d the squared distance from p to the closest primitive (triangle, edge or vertex) of
-// the surface of that part, found with a second KdBVH over the surface triangles.
-// "Another part": a tet of another body, or of p's own body a tet not incident to p (the
-// body beyond p's star). On p's own body the surface searched leaves out the triangles
-// incident to p (p always lies on them) and adds the faces of p's star opposite p: then
-// every face through which p can enter the part is searched, d = 0 where p enters, and
-// Phi is continuous in x while p's star is not inverted (our rule; the line search of
-// Sec. 3.3 needs E continuous along its ray). "Inside" counts the tet's boundary too, so
-// that p on a face between two tets of the part is not let off.
-//
-// Detection: the tets' and the triangles' boxes go into Eigen KdBVHs at a reference x_ref,
-// grown by a skin, and every surface node keeps the tets of another part whose grown box
-// holds it (a Verlet list); both serve until some node has moved skin/2 from x_ref. p's
-// part is that of the lowest-numbered candidate tet that holds p, and its closest
-// feature is the nearest triangle of that part, ties to the lowest triangle id (4 times
-// its tet's original id plus the index of the tet node it omits): neither
-// depends on x_ref, so the pairs are a function of x alone.
-//
-// Distribution (not the paper's; issue 13): rank-local geometry plus a halo. A rank holds
-// its local tets (those touching a node it owns: FemModel's partition) and the surface
-// triangles among them it can tell apart (the faces with a node it owns: the owner of a
-// node holds every tet around it). At every rebuild the ranks exchange boxes around the
-// surface nodes they own (boxes of about 8 nodes, per body, at x_ref) and each rank receives from the
-// others the tets whose grown box (by the skin) meets one of its boxes and the triangles
-// within skin + h of them, with their nodes (rest and current positions, bodies,
-// Dirichlet flags): its halo. h, the contact distance, starts at twice the skin; a
-// query whose nearest triangle is not closer than h (or has none) could miss a triangle
-// outside the halo, so its rank doubles its h and all ranks rebuild, until every query
-// is complete (or h spans the whole scene). Every tet that holds p is then among p's
-// candidates and every triangle nearer than the one found is held, so the pairs are
-// exactly those of the whole mesh on any rank count. At every evaluation the positions
-// of the local nodes come with a VecScatter (built once), those of the halo's nodes
-// point to point from the ranks that sent them (they hold them among their local nodes;
-// the lists are set at the rebuild), so a rebuild sets up no scatter (VecScatterCreate
-// is a dozen reductions: 14 ms a rebuild on a loaded 2-core machine).
-// Each rank tests the surface nodes it owns and keeps those pairs (sorted by node id);
-// it sends each pair, with its four positions, to the owners of the triangle's nodes, so
-// every rank adds the gradient rows and Hessian blocks of the nodes it owns from the
-// pairs touching them, in ascending p: owner computes, as the elastic terms, and those
-// rows are the same bits on any rank count. The energy is the sum over ranks of each
-// rank's own pairs (no longer all on rank 0), so it agrees across rank counts to
-// round-off. Friction gathers the pairs (not the mesh) and the velocities of their
-// nodes. No state crosses steps (the closest primitive is searched anew at every
-// evaluation; the trees and the halo are a cache whose age does not change the pairs),
-// so a checkpoint needs nothing from here.
+// Penalty self-collisions and body-body collisions of a tetrahedral FEM model (Gast et al.
+// 2015, Sec. 5.3): a surface node p inside a tet of another part (another body, or of its
+// own body a tet not incident to p) is pushed out by Phi = k d sqrt(d + 1e-15 m^2), d the
+// squared distance from p to the closest feature of that part's surface (p's own triangles
+// left out, the faces of its star opposite p added, so that Phi is continuous in x).
+// Detection: Eigen KdBVHs and Verlet lists over a skin, a cache that does not change the
+// pairs. Distribution: each rank holds its local tets and surface triangles plus a halo of
+// other ranks' geometry near its owned surface nodes, grown until every query is complete.
+// Contract: the pairs (node, triangle, feature, d), the gradient rows and Hessian blocks are
+// the same bits on any rank count (owner computes); the energy agrees across rank counts to
+// round-off; momentum is conserved; no state crosses steps, so checkpoints need nothing.
+// The rule, detection, the halo, the line-search guard and the limits:
+// docs/methods/self-contact.md.
 #include <petscmat.h>
 #include <petscvec.h>
 

@@ -18,6 +18,11 @@ class BackwardEuler : public Integrator {
   std::string Describe() const override {
     return std::string(Name()) + ", minimizer " + minimizer_->Describe();
   }
+  /// The minimizer's own columns (L-BFGS's refreshes).
+  std::vector<std::string> StatsColumns() const override { return minimizer_->StatsColumns(); }
+  std::vector<double> StatsValues() const override { return minimizer_->StatsValues(); }
+  void SaveState(CheckpointWriter& out) override { minimizer_->SaveState(out); }
+  void LoadState(const CheckpointReader& in, bool same_ranks) override { minimizer_->LoadState(in, same_ranks); }
 
  protected:
   /// Collective: creates, configures and sets up the scene's minimizer.

@@ -102,15 +102,20 @@ SolveReport FemBackwardEuler::TryStep(double dt) {
 }
 
 std::vector<std::string> FemBackwardEuler::StatsColumns() const {
-  if (!model_.scene().self_contact.enabled) return {};
-  return {"contact_pairs", "contact_evaluations", "contact_skips"};
+  std::vector<std::string> columns;
+  if (model_.scene().self_contact.enabled) columns = {"contact_pairs", "contact_evaluations", "contact_skips"};
+  for (const std::string& c : BackwardEuler::StatsColumns()) columns.push_back(c);
+  return columns;
 }
 
 std::vector<double> FemBackwardEuler::StatsValues() const {
-  if (!model_.scene().self_contact.enabled) return {};
-  const FemIncrementalPotential::ContactCounts c = potential_.StepContactCounts();
-  return {static_cast<double>(c.pairs), static_cast<double>(c.evaluations),
-          static_cast<double>(c.skipped)};
+  std::vector<double> values;
+  if (model_.scene().self_contact.enabled) {
+    const FemIncrementalPotential::ContactCounts c = potential_.StepContactCounts();
+    values = {static_cast<double>(c.pairs), static_cast<double>(c.evaluations), static_cast<double>(c.skipped)};
+  }
+  for (double v : BackwardEuler::StatsValues()) values.push_back(v);
+  return values;
 }
 
 void FemBackwardEuler::ApplyFriction(Vec x, Vec v, double dt) const {

@@ -27,7 +27,8 @@ class FemBackwardEuler : public BackwardEuler {
 
   FemIncrementalPotential& potential() { return potential_; }
   /// With self-contact: contact_pairs, contact_evaluations, contact_skips of the step
-  /// (FemIncrementalPotential::StepContactCounts); none without it.
+  /// (FemIncrementalPotential::StepContactCounts); then the minimizer's (L-BFGS's
+  /// refreshes).
   std::vector<std::string> StatsColumns() const override;
   std::vector<double> StatsValues() const override;
 

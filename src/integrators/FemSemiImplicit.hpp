@@ -1,27 +1,17 @@
 #pragma once
 // The semi-implicit scheme of Schroeder, Kwatra, Zheng, Fedkiw 2010, "Asynchronous Evolution
 // for Fully-Implicit and Semi-Implicit Time Integration", Sec. 3.1 (after Su, Schroeder,
-// Irving, Fedkiw 2009), on a tet mesh, as issue 15 writes it:
+// Irving, Fedkiw 2009), on a tet mesh:
 //   v^(n+1/2) = v^n + dt/2 a(t^(n+1/2), x^n, v^(n+1/2))
 //   x^(n+1)   = x^n + dt v^(n+1/2)
 //   v^(n+1)   = v^n + dt a(t^(n+1), x^(n+1), v^(n+1))
-// a = M^-1 (f_e(x) + f_c(x) + f_d(v)) + g: elastic forces f_e and the collision objects'
-// penalty forces f_c (Gast et al. 2015 Sec. 5.2, the same contact model as backward Euler)
-// explicit, in every step; Rayleigh damping f_d = -beta K(x) v (damping.stiffness_beta, 0 by
-// default: then no solve) implicit, a CG solve (PETSc KSP, prefix semi_implicit_) on
-// M + h beta K(x) with h = dt/2 and dt. Gravity is exact: free fall is the parabola.
-// Dirichlet nodes move to their scripted targets at t^(n+1).
-//
-// Step limit (Integrator::MaxStep): for a mode of frequency w the scheme's step matrix (in
-// x, v/w) is [[1 - s^2/2, s], [-s (1 - s^2/2), 1 - s^2]], s = w dt, of determinant
-// 1 - s^2/2 and trace 2 - 3 s^2/2: stable exactly for s <= sqrt(2). The largest w of a mesh
-// with lumped masses is bounded by the largest element frequency (the element eigenvalue
-// inequality, Irons and Treharne 1971; Hughes, "The Finite Element Method", 1987, Sec. 9.3):
-//   w_e^2 = lambda_max(K_e) / (rho_e V_e / 4),   K_e = V_e B^T dP/dF(I) B
-// at the rest shape, which for a uniaxial strain wave is (c_d / l_e)^2 (2)^2 with
-// c_d = sqrt((lambda + 2 mu) / rho) the dilatational wave speed and l_e the element's
-// length along the wave: dt_max = sqrt(2) / max_e w_e. The penalty contacts' stiffness
-// 6 k m |phi| is not in the bound (small for penetrations of millimetres).
+// a = M^-1 (f_e(x) + f_c(x) + f_d(v)) + g: elastic and penalty contact forces explicit,
+// Rayleigh damping f_d = -beta K(x) v implicit (a CG solve, KSP prefix semi_implicit_, on
+// M + h beta K(x)), gravity exact. Dirichlet nodes move to their targets at t^(n+1).
+// Step limit (Integrator::MaxStep): dt_max = sqrt(2) / max_e w_e, w_e the largest element
+// frequency at the rest shape (the element eigenvalue inequality).
+// Contract: only x, v and the clock cross steps.
+// The scheme's stability, the bound and the limits: docs/methods/semi-implicit.md.
 #include <petscksp.h>
 
 #include <memory>

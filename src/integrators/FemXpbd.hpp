@@ -1,55 +1,17 @@
 #pragma once
 // XPBD with small steps on a tet mesh (Macklin, Storey, Lu, Terdiman, Chentanez, Jeschke,
 // Mueller 2019, "Small Steps in Physics Simulation", Alg. 1), the scene's `integrator: xpbd`.
-//
-// One StepController step of size dt (time.dt; with time.dt = the frame dt, the paper's
-// "visual time step") is cut into n = xpbd.substeps substeps of dt_s = dt / n. Per step,
-// contacts against the collision objects are found once (Sec. 4.3) from the swept
-// prediction x_n -> x_n + dt v_n + dt^2 g; per substep:
-//   x_prev = x;  v += dt_s g;  x += dt_s v          (free nodes; Dirichlet nodes to their
-//                                                    scripted position at the substep's end)
-//   lambda = 0; xpbd.iterations passes (1: Alg. 1) over the constraints:
-//     dlambda = (-C - alpha~ lambda - gamma grad C (x - x_prev)) / ((1 + gamma) grad C W grad C^T + alpha~)
-//     x += W grad C^T dlambda                       (Macklin et al. 2016, XPBD, Eqs. 18, 26)
-//   v = (x - x_prev) / dt_s
-// with alpha~ = alpha / dt_s^2 and W the inverse lumped masses (0 at Dirichlet nodes).
-// Only x and v cross steps: lambda is reset every substep and the contact set is found
-// again every step, so a checkpoint (FemSimulation::SaveState: x, v, the clock) resumes a
-// run bitwise.
-//
-// Constraints, per tet of rest volume V0 (Macklin & Mueller 2021, "A Constraint-based
-// Formulation of Stable Neo-Hookean Materials"): the deviatoric C_D = |F|_F with
-// alpha_D = 1 / (mu V0) and the hydrostatic C_H = det F - gamma_H with alpha_H =
-// 1 / (lambda_H V0), gamma_H = 1 + mu / lambda_H. Their energy mu/2 (I_C - 3) +
-// lambda_H/2 (J - gamma_H)^2 (up to a constant) linearizes at F = I to
-// mu (|dF|^2 + tr(dF^2)) / 2 + (lambda_H - mu) tr(dF)^2 / 2, so lambda_H = lambda + mu
-// gives the body's Lame parameters (lambda, mu from E, nu) in the small-strain limit (the
-// re-parameterization of Smith, de Goes, Kim 2018, "Stable Neo-Hookean Flesh Simulation",
-// for the energy without its log term). A tet's pair is solved together, as one 2x2 update.
-// Damping (Sec. 4.1; XPBD Eq. 26): gamma = alpha~ beta~ / dt_s with beta~ = dt_s^2 beta; with
-// beta = beta_R / alpha for the scene's damping.stiffness_beta beta_R (s, Rayleigh
-// stiffness-proportional), gamma = beta_R / dt_s for every constraint.
-// Contacts (Sec. 4.3, 4.4): C = phi(x) >= 0 at each free node against each analytic
-// collision object, zero compliance; Coulomb friction removes the tangential motion of the
-// substep up to mu times the normal correction (the frictional multiplier clamped by mu
-// times the normal one). With xpbd.max_depenetration_speed v_max (Sec. 4.2; the paper gives
-// no value, so it is off unless set) the constraint is phi(x) >= min(0, phi(x_prev) +
-// v_max dt_s): a node that starts the substep at depth d leaves at no more than v_max.
-//
-// Distribution (docs/ARCHITECTURE.md), xpbd.order: coloring (the default): Gauss-Seidel in an
-// order that does not depend on the rank count. The tets are colored greedily in original tet id order (no two tets of a color
-// share a node; computed once, on rank 0); per color, each tet is projected by the rank that
-// counts it, corrections of ghost nodes go to their owners (a reverse ADD scatter: one
-// correction per node per color, so the sum is exact), then ghosts are refreshed. Every
-// kernel is per tet or per node, so 1, 2, 4 ranks give bitwise the same trajectory.
-// xpbd.order: jacobi (the paper's GPU variant; averaging as in Macklin, Mueller,
-// Chentanez, Kim 2014, "Unified Particle Physics for Real-Time Applications", Sec. 4.2, with
-// omega = 1): every tet is projected from the same positions, and each owned node moves by the
-// mean of its tets' corrections, x_i += (sum_t delta_i^t) / n_i (n_i: the tets at node i).
-// Every rank keeps every tet at its owned nodes (partition/TetPartition.hpp), so it projects
-// them all itself (the ghost layer's tets twice over ranks, from bitwise the same inputs) and
-// sums each node's corrections in original tet id order: rank-invariant, and one halo
-// exchange per pass instead of two per color.
+// One step of size dt is n = xpbd.substeps substeps of dt_s = dt / n; contacts against the
+// collision objects are found once per step (Sec. 4.3); per substep: predict, reset the
+// multipliers, xpbd.iterations passes over the constraints (per tet the stable Neo-Hookean
+// pair C_D = |F|_F, C_H = det F - gamma_H of Macklin & Mueller 2021, solved as one 2x2
+// update; the contacts with friction), then v = (x - x_prev) / dt_s.
+// xpbd.order: coloring (Gauss-Seidel by greedy tet colors, the default) or jacobi (averaged
+// corrections, the paper's GPU variant); both give the same trajectory on any rank count.
+// Contract: only x and v cross steps (a checkpoint resumes bitwise); a step fails (state
+// unchanged) only on a NaN.
+// The update, the constraints, damping, depenetration, the order over ranks, the force
+// estimates and the stability limit: docs/methods/xpbd.md.
 #include <petscvec.h>
 
 #include <array>

@@ -1,5 +1,5 @@
 #pragma once
-// The time-stepping seam (docs/ARCHITECTURE.md). An Integrator advances a discretization's
+// The time-stepping seam (docs/dev/ARCHITECTURE.md). An Integrator advances a discretization's
 // state from t to t + dt: backward Euler as optimization for FEM and MPM (Gast et al.
 // 2015; integrators/FemBackwardEuler, MpmBackwardEuler); XPBD and asynchronous evolution
 // are further implementations. The StepController (integrators/StepController.hpp), one
@@ -85,6 +85,14 @@ class Integrator {
   /// The integrator's own stats.csv columns and, after an accepted step, their values.
   virtual std::vector<std::string> StatsColumns() const { return {}; }
   virtual std::vector<double> StatsValues() const { return {}; }
+  /// Collective: state of the solver that crosses steps (lagged factors) into a checkpoint,
+  /// and back before the next step (same_ranks: written on this rank count and
+  /// partition). None by default.
+  virtual void SaveState(CheckpointWriter& out) { (void)out; }
+  virtual void LoadState(const CheckpointReader& in, bool same_ranks) {
+    (void)in;
+    (void)same_ranks;
+  }
   /// Per-cell fields the integrator adds to every frame: (name, one value per counted local
   /// tet in local order), e.g. async's region split. Not collective.
   virtual std::vector<std::pair<std::string, std::vector<double>>> FrameCellFields() const {

@@ -1,5 +1,5 @@
 #pragma once
-// Picks the time integrator of a scene by its `integrator:` key (docs/ARCHITECTURE.md).
+// Picks the time integrator of a scene by its `integrator:` key (docs/dev/ARCHITECTURE.md).
 // Names: backward_euler (Gast et al. 2015: every step a minimization, for FEM and MPM);
 // quasi_static (FEM: integrators/FemQuasiStatic.hpp); xpbd (Macklin et al. 2019: substeps of
 // XPBD, FEM and particle scenes; integrators/FemXpbd.hpp, ChainXpbd.hpp); semi_implicit

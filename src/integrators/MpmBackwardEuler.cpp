@@ -204,13 +204,21 @@ std::vector<std::string> MpmBackwardEuler::BalanceColumns() {
   return {"particles", "imbalance", "migrated", "repartitioned"};
 }
 
+std::vector<std::string> MpmBackwardEuler::StatsColumns() const {
+  std::vector<std::string> columns = BalanceColumns();
+  for (const std::string& c : minimizer_->StatsColumns()) columns.push_back(c);
+  return columns;
+}
+
 std::vector<double> MpmBackwardEuler::StatsValues() const {
   const long long most = balance_.particles_per_rank.empty()
                              ? 0
                              : *std::max_element(balance_.particles_per_rank.begin(),
                                                  balance_.particles_per_rank.end());
-  return {static_cast<double>(most), balance_.imbalance, static_cast<double>(balance_.migrated),
-          balance_.repartitioned ? 1.0 : 0.0};
+  std::vector<double> values = {static_cast<double>(most), balance_.imbalance,
+                                static_cast<double>(balance_.migrated), balance_.repartitioned ? 1.0 : 0.0};
+  for (double v : minimizer_->StatsValues()) values.push_back(v);
+  return values;
 }
 
 }  // namespace optistep

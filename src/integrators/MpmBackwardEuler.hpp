@@ -25,7 +25,8 @@ class MpmBackwardEuler : public BackwardEuler {
 
   /// Columns "particles" (on the busiest rank), "imbalance", "migrated", "repartitioned".
   static std::vector<std::string> BalanceColumns();
-  std::vector<std::string> StatsColumns() const override { return BalanceColumns(); }
+  /// BalanceColumns() and the minimizer's own.
+  std::vector<std::string> StatsColumns() const override;
   std::vector<double> StatsValues() const override;
 
  private:

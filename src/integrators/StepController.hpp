@@ -1,5 +1,5 @@
 #pragma once
-// The step controller every integrator shares (docs/ARCHITECTURE.md): frame splitting,
+// The step controller every integrator shares (docs/dev/ARCHITECTURE.md): frame splitting,
 // the integrator's step limit (MPM's CFL condition), and dt halving with retry.
 //
 //  - Without a step limit (FEM backward Euler), each frame of length frame_dt is cut into

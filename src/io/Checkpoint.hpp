@@ -5,7 +5,8 @@
 //
 // Files: <output.directory>/checkpoints/ckpt_<step, 8 digits>.h5. Root attributes are the
 // CheckpointHeader below; the datasets are the discretization's (app/FemSimulation,
-// mpm/ParticleCheckpoint; the README's "Checkpoints" lists them), every one keyed by a global,
+// mpm/ParticleCheckpoint, app/ParticleSimulation; docs/user/checkpoints.md specifies the
+// format), every one keyed by a global,
 // rank-count-independent id (node id, particle id).
 //
 // Safety, against a run killed at any moment:

@@ -320,8 +320,9 @@ Hdf5File::Id Hdf5File::DatasetCreationProperties(const std::string& name) const 
   Id creation(OPTISTEP_H5(path_, name, H5Pcreate(H5P_DATASET_CREATE)), H5Pclose);
   // Contiguous layout, written once and in full by the collective write: no fill pass.
   // Not the Fletcher32 filter for checkpoints: it needs a chunked layout, and HDF5 1.10's
-  // parallel filtered I/O measured about 7 times slower to write and 15 times slower to
-  // read (2 ranks, 288 MB); io/Checkpoint stores a hash of each dataset's rows instead.
+  // parallel filtered I/O is several times slower to write and read
+  // (docs/benchmarks/2026-11-21-checkpoint-io.md); io/Checkpoint stores a hash of each
+  // dataset's rows instead.
   OPTISTEP_H5(path_, name, H5Pset_fill_time(creation, H5D_FILL_TIME_NEVER));
   return creation;
 }

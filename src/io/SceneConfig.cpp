@@ -863,11 +863,16 @@ SolverConfig ParseSolver(const Field& f, bool mpm) {
 
 const KeyTable* DotKeys() {
   static const KeyTable table{
-      "dot", "FEM only: DOT's subdomains, the defaults of -dot_subdomains_per_rank and -dot_merge",
-      {Integer("subdomains_per_rank", Default(DotConfig{}.subdomains_per_rank), kPositiveInteger, "each rank's tets split again by METIS into this many subdomains",
+      "dot", "FEM only: DOT's subdomains and coarse space, the defaults of the -dot_ options",
+      {Integer("subdomains_per_rank", "by subdomain_nodes", kPositiveInteger,
+               "each rank's tets split again by METIS into this many subdomains (instead of subdomain_nodes)",
                "Li et al. 2019 (DOT)"),
-       Choice("merge", Default(DotConfig{}.merge), {"average", "symmetric"},
-              "how subdomain back-solves merge at shared nodes: the mean (DOT's code), or a symmetric partition of unity")}};
+       Integer("subdomain_nodes", Default(DotConfig{}.subdomain_nodes), kPositiveInteger,
+               "target nodes per subdomain: the mesh split by METIS into max(1, round(N / this)) parts"),
+       Choice("merge", "symmetric (coarse rigid), average (coarse none)", {"average", "symmetric"},
+              "how subdomain back-solves merge at shared nodes: the mean (DOT's code), or a symmetric partition of unity"),
+       Choice("coarse", Default(DotConfig{}.coarse), {"rigid", "none"},
+              "coarse space: two-level Schwarz on each subdomain's rigid-body modes, or one level (DOT's)")}};
   return &table;
 }
 
@@ -876,7 +881,9 @@ DotConfig ParseDot(const Field& f) {
   const MapView m(f, *DotKeys());
   DotConfig dot;
   m.Read("subdomains_per_rank", dot.subdomains_per_rank);
+  m.Read("subdomain_nodes", dot.subdomain_nodes);
   m.Read("merge", dot.merge);
+  m.Read("coarse", dot.coarse);
   return dot;
 }
 
@@ -1129,7 +1136,7 @@ SceneConfig ParseScene(const Field& root, const std::string& path) {
   scene.time = ParseTime(m.Require("time"));
 
   const std::string scene_folder = fs::path(path).parent_path().string();
-  // Particle scenes hold chains only (issue 14); the others bodies only.
+  // Particle scenes hold chains and cloths only; the others bodies only.
   const bool particles = scene.discretization == "particles";
   for (const char* key : {"bodies", "boundary_conditions", "collision_objects"})
     if (particles && m.Has(key))

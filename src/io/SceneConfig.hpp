@@ -262,17 +262,25 @@ struct TimeConfig {
 /// src/solvers/SubdomainInitializer.hpp).
 struct DotConfig {
   /// Subdomains per rank: each rank's counted tets split again by METIS_PartMeshDual
-  /// (ncommon = 3), integer >= 1; 1: a rank's tets are one subdomain.
-  int subdomains_per_rank = 1;
+  /// (ncommon = 3), integer >= 1; 0 (the default): subdomains sized by subdomain_nodes.
+  int subdomains_per_rank = 0;
+  /// Target nodes per subdomain: the whole mesh split into max(1, round(N / this)) parts
+  /// by METIS, each rank's share of a part one subdomain; integer >= 1 (default: ours, chosen
+  /// on bar17K and the twisted bars: docs/methods/dot.md).
+  int subdomain_nodes = 3000;
   /// How the back-solves of the subdomains are merged at shared nodes: "average" (DOT's
   /// code: the mean over the subdomains holding the node) or "symmetric" (a partition of
-  /// unity applied on both sides: an SPD additive Schwarz).
-  std::string merge = "average";
+  /// unity applied on both sides: an SPD additive Schwarz). Empty: symmetric with a coarse
+  /// space, average without.
+  std::string merge;
+  /// Coarse space: "rigid" (two-level Schwarz on the rigid-body modes of each subdomain,
+  /// weighted by a partition of unity) or "none" (one level, DOT's).
+  std::string coarse = "rigid";
 };
 
 /// Per-step minimizer settings (Gast et al. 2015 Sec. 3.1; Li et al. 2019; Wang et al.
 /// 2020). These are the defaults of the minimizer's options (-newton_*, -lbfgs_*, -dot_*;
-/// README "Solver options"), which override them.
+/// docs/user/solver-options.md), which override them.
 struct SolverConfig {
   /// newton | newton_mg | lbfgs | hot | dot (src/solvers/MinimizerFactory.hpp)
   std::string method = "newton";
@@ -284,9 +292,8 @@ struct SolverConfig {
   /// Rigid-motion test of the characteristic-norm termination: the net force and torque of
   /// the residual of every body no Dirichlet condition holds, over its weight and inertia,
   /// must stay below it (src/solvers/ConvergenceTest.hpp). Ours, no paper gives one: 1e-3,
-  /// a body's mean acceleration right to 0.1% of gravity in every step. The elephant drop
-  /// (configs/) costs no more Newton iterations with it than without it (135 against 132
-  /// in 24 frames; 1e-4 would cost 171).
+  /// a body's mean acceleration right to 0.1% of gravity in every step, at the cost of
+  /// hardly any Newton iterations (docs/methods/newton.md, "Termination").
   double rigid_epsilon = 1e-3;
   double tau = 1e-6;          ///< absolute gradient norm tolerance (N), "absolute" only
   int max_iterations = 200;   ///< Newton iteration cap per step
@@ -347,8 +354,8 @@ struct AsyncConfig {
   /// one implicit step of the interior tets over the whole step after the substeps; exact
   /// free fall) or "paper" (the last substep is the coupled step of Sec. 4.3: interior
   /// forces scaled by alpha = (2 Dt - h) / h in an implicit position update, velocity
-  /// averaging and the interior-only nodes placed from the step's start; README,
-  /// "Asynchronous evolution").
+  /// averaging and the interior-only nodes placed from the step's start;
+  /// docs/methods/async.md).
   std::string coupling = "frame";
 };
 

@@ -1,5 +1,5 @@
 #pragma once
-// A body's initial state beyond its uniform initial velocity (issue 10, item 5; scene key
+// A body's initial state beyond its uniform initial velocity (scene key
 // bodies[i].initial_conditions, io/SceneConfig.hpp InitialConditionsConfig), shared by FEM
 // (nodes) and MPM (particles). Positions in m, velocities in m/s.
 #include <memory>

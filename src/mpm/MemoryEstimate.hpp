@@ -1,34 +1,15 @@
 #pragma once
-// How much memory an MPM run will need, estimated from the scene before anything is
-// sampled, so that a run that cannot fit (a typo such as mpm.dx = 1e-4 for 1e-2: a
-// million times the particles) is refused with one line instead of ending in
-// std::bad_alloc after filling the node.
-//
-// Counts: a body of volume V (Shape::Volume times the transform's scale factors) holds
-// about ppc V / dx^3 particles (exactly so in cells wholly inside; Monte Carlo at the
-// boundary: mpm/Sampling.hpp). Its grid nodes (those the quadratic B-spline stencils of
-// its particles reach) number at least V / dx^3, one per cell it fills, and at most the
-// nodes such stencils reach over its whole bounding box, prod_d (extent_d / dx + 3).
-// A box is at the upper end; a ball of 10 cells of radius has 0.58 of it, CGAL's
-// armadillo (configs/armadillo_drop_mpm.yaml) 0.21; bodies that spread later need more.
-// Bytes, fitted to the maximum resident set (/usr/bin/time -v, summed over ranks) of runs
-// of the twisting bars (boxes: the upper node count), assembled Hessian and matrix-free
-// (upper estimate / measured):
-//   configs/hot_twisting_bar_coarse.yaml, 1 rank, dx 0.015, 0.03, 0.06 (30720, 3840, 480
-//     particles): 1.12, 1.16, 1.09 assembled; 1.01, 1.02, 1.01 matrix-free;
-//   configs/hot_twisting_bar.yaml, 1 rank, ppc 1, 8, 27 (30720 to 829440 particles):
-//     1.02, 1.01, 1.01; 1.03, 1.03, 1.03; 2 ranks, ppc 27: 0.94; 0.90.
-//   kBytesPerRank: the program, MPI and PETSc (a run of 480 particles);
-//   kBytesPerParticle: the particle state (240 B), stencil cache, halo copies, transfer
-//     scratch; kBytesPerParticleMatrixFree more with mpm.matrix_free (dP/dF, 81 doubles);
-//   kBytesPerNode: the step grid and the solve's PETSc vectors; kBytesPerNodeHessian more
-//     with the assembled Hessian (up to 125 3x3 blocks of doubles per row, in the
-//     potential's row buffer and in PETSc's BAIJ matrix: 18 kB for a full row);
-//   kSetupBytesPerParticle: rank 0 while it samples every particle and sends them out
-//     (2 ranks, ppc 27: 830 B per particle on rank 0).
-// A run is refused only when even the lower estimate does not fit: a scene that fits is
-// never refused (there is no way around the check), and a typo is off by far more than
-// the range.
+// How much memory an MPM run will need, estimated from the scene before anything is sampled,
+// so that a run that cannot fit (a typo such as mpm.dx = 1e-4 for 1e-2: a million times the
+// particles) is refused with one line instead of ending in std::bad_alloc after filling the
+// node. Counts: about ppc V / dx^3 particles per body of volume V; between V / dx^3 grid
+// nodes (one per filled cell) and the nodes the quadratic B-spline stencils reach over the
+// body's bounding box. Bytes: the k* constants below, per rank, particle and node (more with
+// the assembled Hessian or with mpm.matrix_free), fitted to the maximum resident set of runs
+// of the twisting bars (tests/test_serial_mpm_memory.cpp holds the runs).
+// Contract: a run is refused only when even the lower estimate does not fit, so a scene that
+// fits is never refused.
+// The estimate and the fit: docs/methods/mpm.md, docs/benchmarks/2026-11-24-mpm-memory.md.
 #include <string>
 #include <vector>
 
@@ -37,11 +18,18 @@
 
 namespace optistep::mpm {
 
+/// The program, MPI and PETSc, per rank.
 inline constexpr double kBytesPerRank = 50e6;
+/// The particle state (240 B), stencil cache, halo copies, transfer scratch.
 inline constexpr double kBytesPerParticle = 650.0;
+/// More per particle with mpm.matrix_free (dP/dF, 81 doubles).
 inline constexpr double kBytesPerParticleMatrixFree = 650.0;
+/// The step grid and the solve's PETSc vectors, per node.
 inline constexpr double kBytesPerNode = 700.0;
+/// More per node with the assembled Hessian (up to 125 3x3 blocks of doubles per row, in
+/// the potential's row buffer and in PETSc's BAIJ matrix: 18 kB for a full row).
 inline constexpr double kBytesPerNodeHessian = 16000.0;
+/// Rank 0 while it samples every particle and sends them out.
 inline constexpr double kSetupBytesPerParticle = 1000.0;
 
 /// A body placed in the world: its volume (m^3) and bounding box (m).

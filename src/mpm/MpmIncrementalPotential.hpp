@@ -38,7 +38,7 @@ class MpmIncrementalPotential : public IncrementalPotential {
   /// (m/s^2). matrix_free: Hessian() fills a MatShell (PN-PCG(MF)) instead of assembling.
   /// hessian_type: the assembled Hessian's storage (block size 3) unless -hessian_mat_type
   /// says otherwise; null for BAIJ (the 5^3 block stencil of HOT's grid). The minimizer
-  /// asks (Minimizer::HessianType): MATAIJ for a Galerkin multigrid (MatMatMatMult).
+  /// may ask for another (Minimizer::HessianType).
   MpmIncrementalPotential(const MpmDomain& domain, StepGrid& step, const MaterialTable& materials,
                           const std::vector<PlasticityParameters>& plasticity,
                           std::vector<NodeConstraint> constraints, double dt, const Vec3& gravity,

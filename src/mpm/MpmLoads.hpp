@@ -1,5 +1,5 @@
 #pragma once
-// Loads on MPM particles (issue 10, item 4): point loads, and the dead tractions and
+// Loads on MPM particles: point loads, and the dead tractions and
 // pressures of TractionParticleForces below. Point loads (the scene's loads of type point): the
 // total force F tau(t) (N) split equally over the particles the selection holds at the
 // step's start, on their current positions (a box, or the current end of the selected
@@ -41,7 +41,7 @@ using BoundaryTriangles = std::vector<std::array<Vec3, 3>>;
 
 /// Rank-local, pure function of its arguments (rank 0 calls it on the whole sample, so
 /// the result does not depend on the rank count). Dead tractions and pressures of the
-/// scene's loads on MPM particles (issue 10, item 4), in rest area:
+/// scene's loads on MPM particles, in rest area (docs/methods/loads.md):
 ///  - the loaded surface of load i is the boundary triangles of the selected bodies whose
 ///    three corners the selection holds (the FEM rule for faces; an axis end is measured
 ///    on the triangles' corners); its rest area A = sum A_T;

@@ -1,27 +1,16 @@
 #pragma once
-// Seeding MPM particles inside a shape, a given number per grid cell.
-//
-// The MPM grid has its nodes at (i, j, k) dx and its cells [i dx, (i+1) dx) x ... (m).
-// Each cell (i, j, k) draws ppc candidate points, uniformly and independently, from a
-// random stream seeded by (seed, i, j, k) alone; a candidate is a particle when it lies
-// inside the shape (and inside the sampled region). So a particle does not depend on
-// which other cells are sampled, in which order, or by which rank: sampling a region
-// in pieces and taking the union gives exactly the particles of the whole, which is what
-// makes the seeding independent of the rank count.
-//
-// Particle ids are derived from the cell and the candidate's index s in it (0 <= s <
-// ppc), not assigned after a sort: id = (((k + 2^17) 2^18 + (j + 2^17)) 2^18 + (i + 2^17))
-// 2^9 + s, a non-negative int64. Ids are unique and rank-count independent but not
-// contiguous (rejected candidates leave gaps); increasing id is (k, j, i, s) order.
-// Limits that follow: cell indices in [-2^17, 2^17) on every axis, ppc <= 512. Ids are
-// unique within one body (one shape); two bodies that share a cell reuse the same ids,
-// so a scene of several bodies must tell them apart itself (e.g. (body, id) pairs), and
-// should give each body its own seed, or overlapping bodies get coincident particles.
-//
-// Each particle stands for the volume V0_p = dx^3 / ppc (ParticleVolume): a cell fully
-// inside holds exactly ppc particles and its volume dx^3; a boundary cell holds, on
-// average, ppc times the fraction of it inside, so the sum of V0_p over a body is a
-// Monte Carlo estimate of its volume.
+// Seeding MPM particles inside a shape, a given number per grid cell. The grid has its nodes
+// at (i, j, k) dx and its cells [i dx, (i+1) dx) x ... (m). Each cell draws ppc candidate
+// points from a random stream seeded by (seed, i, j, k) alone; a candidate is a particle when
+// it lies inside the shape (and the sampled region), so sampling a region in pieces gives
+// exactly the particles of the whole, on any rank count.
+// Particle ids: id = (((k + 2^17) 2^18 + (j + 2^17)) 2^18 + (i + 2^17)) 2^9 + s, s the
+// candidate's index in its cell; unique within one body and rank-count independent, not
+// contiguous; increasing id is (k, j, i, s) order. Limits: cell indices in [-2^17, 2^17),
+// ppc <= 512. Two bodies that share a cell reuse the same ids, so a scene of several bodies
+// must tell them apart itself and should give each body its own seed.
+// Each particle stands for V0_p = dx^3 / ppc (ParticleVolume): the particles' volume is a
+// Monte Carlo estimate of the body's. More: docs/methods/mpm.md.
 #include <cstdint>
 #include <functional>
 #include <string>

@@ -1,6 +1,6 @@
 #pragma once
 // One time step's problem: minimize E(u) over the distributed unknown u. This is the seam
-// every minimizer meets (docs/ARCHITECTURE.md). u is a PETSc Vec of block size 3: node
+// every minimizer meets (docs/dev/ARCHITECTURE.md). u is a PETSc Vec of block size 3: node
 // positions (m) for FEM, grid velocity increments (m/s) for MPM.
 //
 // A discretization implements Evaluate, Hessian, CreateHessian, CharacteristicScales,
@@ -10,6 +10,7 @@
 #include <petscvec.h>
 
 #include <array>
+#include <cstdint>
 #include <limits>
 #include <vector>
 
@@ -41,6 +42,10 @@ struct ElementSets {
   std::vector<PetscInt> local_to_global;  ///< global node index of every local node
   std::vector<std::array<int, 4>> tets;   ///< every tet touching an owned node (local nodes)
   std::vector<char> counted;              ///< per tet: counted on this rank (each once globally)
+  /// Rank-count-independent ids (the mesh files' order), for structure that must not
+  /// depend on the partition (DOT's sized subdomains).
+  std::vector<PetscInt> node_original_id;  ///< per local node
+  std::vector<PetscInt> tet_original_id;   ///< per tet
 };
 
 class IncrementalPotential {
@@ -107,6 +112,17 @@ class IncrementalPotential {
     (void)u;
     (void)g;
     return 0.0;
+  }
+
+  /// Collective. The penalty contacts active at u, as sorted rank-local keys: two calls
+  /// return equal keys on every rank exactly when the same contacts are active (FEM: a
+  /// node inside a penalty collision object, a self-contact pair's node). What L-BFGS's
+  /// refresh watches (solvers/LbfgsMinimizer.hpp): a contact that begins within a step
+  /// has no stiffness in a Hessian taken before it (the cubic penalty's Hessian is 0 at
+  /// phi = 0). The default: none.
+  virtual std::vector<std::int64_t> PenaltyContacts(Vec u) {
+    (void)u;
+    return {};
   }
 
   /// The rest-shape matrix M / dt^2 + L of LBFGS-PD (Liu, Bouaziz, Kavan 2017, "Quasi-Newton

@@ -1,36 +1,21 @@
 #pragma once
 // Limited-memory BFGS over the incremental potential, the outer loop of HOT (Wang et al.
 // 2020, Alg. 3) and DOT (Li et al. 2019, Alg. 1): per iteration the two-loop recursion
-// (Nocedal & Wright 2006, Alg. 7.4) over the last m pairs (s, y) with the initializer H0^-1
-// (solvers/Initializer.hpp) between the loops, the direction projected onto the
-// constraints (IncrementalPotential::Project), then the shared line search from alpha = 1
-// and the shared termination, after at least one iteration. Pairs with s^T y <= 0 are
-// skipped; the history starts empty every time step and the initializer is set up once
-// per step at the start, so nothing crosses steps (checkpoints hold no L-BFGS state).
-//
-// The recursion is ours, not PETSc's MATLMVMBFGS: PETSc 3.18 rejects pairs with
-// s^T y <= eps s^T s (a tolerance with units, since s and y = grad E differences differ in
-// units) and clears the whole history after m/2 consecutive rejections (a fixed watchdog),
-// where the papers skip exactly the pairs with s^T y <= 0 and keep the rest.
-//
-// If a direction is not a descent direction (a nonlinear initializer, or round-off), the
-// history is dropped and H0^-1 (-g) tried; failing that, -g.
-//
-// Window m (solver.window, -lbfgs_window): 8 for MPM (HOT Sec. 7.1), 5 for FEM (DOT's
-// code). Options prefix "lbfgs_": -lbfgs_max_it, -lbfgs_termination, -lbfgs_cn_epsilon,
-// -lbfgs_tau, -lbfgs_window, -lbfgs_initializer, -lbfgs_initial_step, -lbfgs_monitor,
-// -lbfgs_view, the line search's -lbfgs_tao_ls_*, and the initializer's own
-// (-lbfgsh_ksp_*, -lbfgsh_pc_*; -lbfgspd_*; -dot_*; -hot_*).
-//
-// Three methods are this class (LbfgsMethod): lbfgs (LBFGS-H by default, the strong-Wolfe
-// search from alpha = 1); hot (HOT, Wang et al. 2020, Alg. 3: the same search, whose
-// initializer is by default the V-cycle, solvers/MultigridInitializer.hpp; options prefix
-// "hot_": -hot_window, -hot_max_it, -hot_monitor, ...); and dot (DOT, Li et al. 2019: the
-// subdomain initializer, solvers/SubdomainInitializer.hpp, and DOT's line search:
-// backtracking (armijo) from alpha0 = clamp(-d^T g / d^T H d, 0.1, 1) with H the lagged
-// Hessian, as DOT's code does (Optimizer::initStepSize with ALPHAINIT, then halving on E),
-// options prefix "dot_"). DOT's code accepts any decrease of E (Optimizer::lineSearch,
-// armijoParam 0); PETSc's armijo asks for 1e-4 alpha g^T d of it (-dot_tao_ls_armijo_sigma).
+// (Nocedal & Wright 2006, Alg. 7.4) over the last m pairs (s, y), pairs with s^T y <= 0
+// skipped, the initializer H0^-1 (solvers/Initializer.hpp) between the loops, the direction
+// projected onto the constraints, the shared line search and termination, after at least
+// one iteration. The recursion is ours, not PETSc's MATLMVMBFGS (whose pair rejection and
+// history reset differ from the papers').
+// Three methods are this class (LbfgsMethod): lbfgs (prefix "lbfgs_"), hot (prefix "hot_",
+// the V-cycle initializer) and dot (prefix "dot_", the subdomain initializer and DOT's
+// backtracking line search from its lagged-Hessian step length).
+// Refresh (ours, -<prefix>refresh_*): within a step H0^-1 is set up again at the current
+// iterate and the history cleared when the penalty contacts change, the residual stalls or
+// the cap is reached (on for dot, off for lbfgs and hot).
+// Contract: the history starts empty every time step and the initializer is set up once per
+// step (or refreshed as above); only DOT's factors lagged across steps outlive a step, and
+// checkpoints hold them.
+// The method, the initializers, the refresh and the window's sources: docs/methods/lbfgs.md.
 #include <memory>
 #include <string>
 #include <vector>
@@ -57,6 +42,12 @@ struct LbfgsMethod {
   static LbfgsMethod Hot(const SolverConfig& config);
   /// DOT (Li et al. 2019): subdomain back-solves, armijo from the lagged-Hessian step.
   static LbfgsMethod Dot();
+
+  /// Refresh defaults (-<prefix>refresh_*; see the header comment): off unless set here.
+  bool refresh_contacts = false;
+  double refresh_contacts_fraction = 0.0;
+  double refresh_stall = 0.0;
+  bool refresh_at_cap = false;
 };
 
 class LbfgsMinimizer : public Minimizer {
@@ -72,6 +63,11 @@ class LbfgsMinimizer : public Minimizer {
   /// The initializer, for tests and diagnostics (after SetUp).
   InverseHessianInitializer& initializer() { return *initializer_; }
   SolveReport Minimize(IncrementalPotential& potential, Vec u) override;
+  /// "refreshes" when a refresh trigger is on.
+  std::vector<std::string> StatsColumns() const override;
+  std::vector<double> StatsValues() const override;
+  void SaveState(CheckpointWriter& out) override;
+  void LoadState(const CheckpointReader& in, bool same_ranks) override;
 
  private:
   PetscErrorCode AddOptions(PetscOptionItems* PetscOptionsObject) override;
@@ -84,6 +80,10 @@ class LbfgsMinimizer : public Minimizer {
   /// (initial_step_; gd = g^T d < 0).
   double InitialStep(Vec d, double gd);
   void ClearHistory();
+  /// Collective: H0^-1 set up again at u within the solve (why: for -<prefix>monitor);
+  /// clears the history.
+  void Refresh(IncrementalPotential& potential, Vec u, const char* why, SolveReport* report);
+  bool Refreshing() const { return refresh_contacts_ || refresh_stall_ > 0.0 || refresh_at_cap_; }
 
   SolverConfig config_;
   MinimizerDefaults defaults_;
@@ -92,6 +92,13 @@ class LbfgsMinimizer : public Minimizer {
   std::string initializer_type_;
   std::string initial_step_;
   std::unique_ptr<InverseHessianInitializer> initializer_;
+  PetscBool refresh_contacts_ = PETSC_FALSE;  ///< -<prefix>refresh_contacts
+  double refresh_contacts_fraction_ = 0.0;    ///< -<prefix>refresh_contacts_fraction
+  double refresh_stall_ = 0.0;                ///< -<prefix>refresh_stall (0: off)
+  int refresh_stall_window_ = 5;              ///< -<prefix>refresh_stall_window
+  PetscBool refresh_at_cap_ = PETSC_FALSE;    ///< -<prefix>refresh_at_cap
+  int refresh_max_ = 4;                       ///< -<prefix>refresh_max
+  int last_refreshes_ = 0;                    ///< refreshes of the last solve
   std::vector<Vec> s_, y_;    ///< the pairs, oldest first
   std::vector<double> rho_;   ///< 1 / (y^T s) per pair
   Vec q_ = nullptr;           ///< recursion work vector

@@ -85,7 +85,7 @@ LineSearch::Result LineSearch::Apply(Vec u, double energy, Vec g, Vec d, Vec bac
     // a partial energy can pass it (nor our test below). Only for backtracking, whose next
     // trial does not depend on a rejected trial's values: More-Thuente interpolates its
     // next trial from them, and partial ones cost more iterations than the guard saves
-    // (README, "Self- and body-body contact": L-BFGS on two_spheres, 19% more).
+    // (docs/methods/self-contact.md, "Line-search guard").
     struct Guard {
       IncrementalPotential* potential;
       ~Guard() { potential->SetEnergyGuard(std::numeric_limits<double>::infinity()); }

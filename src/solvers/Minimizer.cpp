@@ -93,8 +93,8 @@ bool Minimizer::Stop(SolveReport* report, double energy, const Residual& residua
     return true;
   }
   if (Abandon(report, true)) return true;
-  if (report->iterations >= max_iterations_) {
-    report->reason = "iteration cap (" + std::to_string(max_iterations_) + ") reached";
+  if (report->iterations >= max_iterations_ + iteration_cap_extension_) {
+    report->reason = "iteration cap (" + std::to_string(max_iterations_ + iteration_cap_extension_) + ") reached";
     return true;
   }
   return false;

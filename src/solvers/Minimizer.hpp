@@ -1,7 +1,7 @@
 #pragma once
 // A minimizer drives an IncrementalPotential from a start vector to a minimizer. Every
 // minimizer is a PETSc-style object with an options prefix and one life cycle
-// (docs/ARCHITECTURE.md):
+// (docs/dev/ARCHITECTURE.md):
 //
 //   auto m = CreateMinimizer(comm, scene.solver, defaults);  // Create (solvers/MinimizerFactory)
 //   m->SetFromOptions();   // the scene's solver block gives the defaults, the options
@@ -17,6 +17,7 @@
 #include <petscviewer.h>
 
 #include <string>
+#include <vector>
 
 #include "io/SceneConfig.hpp"
 #include "solvers/ConvergenceTest.hpp"
@@ -24,6 +25,9 @@
 #include "solvers/LineSearch.hpp"
 
 namespace optistep {
+
+class CheckpointReader;
+class CheckpointWriter;
 
 /// What one minimization did.
 struct SolveReport {
@@ -35,6 +39,7 @@ struct SolveReport {
   double cn_residual = 0.0;          ///< sqrt(sum_i |g_i|^2 / tol_i^2 / n_nodes); < 1 means converged
   double rigid_residual = 0.0;       ///< IncrementalPotential::RigidMotionResidual over rigid_epsilon; < 1 means met
   double gradient_norm = 0.0;        ///< |g|_2 at the returned iterate
+  int refreshes = 0;                 ///< L-BFGS: set-ups of H0^-1 within the solve (refresh)
   std::string reason;                ///< "converged", "line search found no decrease", "NaN", ...
   /// A stop signal ended the solve (core/StopSignals.hpp): the step is to be abandoned, not
   /// retried.
@@ -64,8 +69,8 @@ class Minimizer {
 
   /// The method's name as in solver.method ("newton", "newton_mg", "lbfgs", "hot").
   virtual const char* Type() const = 0;
-  /// After SetUp: the Hessian storage the method needs (MATAIJ for a Galerkin multigrid's
-  /// triple products), or null for the discretization's default; -hessian_mat_type overrides
+  /// After SetUp: the Hessian storage the method needs (MATBAIJ for the grid multigrid,
+  /// which reads 3x3 blocks), or null for the discretization's default; -hessian_mat_type overrides
   /// either (src/mpm/MpmIncrementalPotential.hpp).
   virtual const char* HessianType() const { return nullptr; }
   const std::string& prefix() const { return prefix_; }
@@ -87,6 +92,18 @@ class Minimizer {
   /// converged, otherwise the last accepted iterate. Never returns NaN in u: a NaN energy
   /// stops with reason "NaN ...".
   virtual SolveReport Minimize(IncrementalPotential& potential, Vec u) = 0;
+
+  /// The method's own stats.csv columns and, after a solve, their values (none by default).
+  virtual std::vector<std::string> StatsColumns() const { return {}; }
+  virtual std::vector<double> StatsValues() const { return {}; }
+  /// Collective: state that crosses steps into a checkpoint, and back (before the next
+  /// Minimize; same_ranks: written on this rank count and partition). None by default:
+  /// a minimizer keeps nothing between steps unless an initializer lags its factors.
+  virtual void SaveState(CheckpointWriter& out) { (void)out; }
+  virtual void LoadState(const CheckpointReader& in, bool same_ranks) {
+    (void)in;
+    (void)same_ranks;
+  }
 
  protected:
   /// options_title: the heading -help prints for this minimizer's options;
@@ -128,6 +145,9 @@ class Minimizer {
   ConvergenceTest termination_;
   LineSearch line_search_;
   int max_iterations_;
+  /// Iterations the solve under way may take beyond max_iterations_ (L-BFGS's refresh at
+  /// the cap); set by the method per solve.
+  int iteration_cap_extension_ = 0;
   PetscBool monitor_ = PETSC_FALSE;
   PetscBool view_ = PETSC_FALSE;
 

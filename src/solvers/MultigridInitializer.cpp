@@ -72,17 +72,17 @@ void MultigridInitializer::SetUp(IncrementalPotential& potential, Vec u0) {
   int same_pattern = H_ && multigrid_.SameGrid(*grid) && potential.HessianPatternIs(H_);
   MPI_Allreduce(MPI_IN_PLACE, &same_pattern, 1, MPI_INT, MPI_MIN, comm_);
   if (same_pattern) {
-    // The assembly at the end of Hessian() also drops the inverse diagonal SOR and
-    // point-block Jacobi cached from the old values.
     potential.Hessian(u0, H_);
     ScopedPhase timed(kHierarchyBuildPhase);
     ++reused_;
     OPTISTEP_PETSC(PetscInfo(pc, "HOT hierarchy: %d built, %d reused\n", built_, reused_));
+    multigrid_.SetOperator(H_);
     OPTISTEP_PETSC(KSPSetOperators(ksp_, H_, H_));
     CallReadingOptions(kPrefix, [&] { return KSPSetUp(ksp_); });
     return;
   }
   OPTISTEP_PETSC(KSPReset(ksp_));
+  multigrid_.Reset();
   MatDestroy(&H_);
   H_ = potential.CreateHessian();
   MatType type = nullptr;
@@ -92,15 +92,10 @@ void MultigridInitializer::SetUp(IncrementalPotential& potential, Vec u0) {
   if (shell)
     throw InputError("mpm.matrix_free: HOT's V-cycle needs the assembled Hessian (its coarse levels "
                      "are Galerkin products); expected mpm.matrix_free: false");
-  PetscBool aij = PETSC_FALSE;
-  OPTISTEP_PETSC(PetscObjectTypeCompareAny(reinterpret_cast<PetscObject>(H_), &aij, MATSEQAIJ, MATMPIAIJ, ""));
-  if (!aij)
-    throw InputError(std::string("-hessian_mat_type ") + type +
-                     ": HOT's V-cycle forms its coarse levels by Galerkin products (MatMatMatMult), which "
-                     "PETSc 3.18 offers for AIJ matrices only; expected -hessian_mat_type aij (the default with hot)");
   potential.Hessian(u0, H_);
   ScopedPhase timed(kHierarchyBuildPhase);
-  multigrid_.SetGrid(pc, *grid);
+  multigrid_.SetGrid(pc, *grid, H_);
+  multigrid_.SetOperator(H_);
   ++built_;
   OPTISTEP_PETSC(PetscInfo(pc, "HOT hierarchy: %d built, %d reused\n", built_, reused_));
   OPTISTEP_PETSC(KSPSetOperators(ksp_, H_, H_));

@@ -121,6 +121,7 @@ SolveReport NewtonMinimizer::Minimize(IncrementalPotential& potential, Vec u) {
   SolveReport report;
   // A new grid every MPM step: the multigrid's levels are built afresh.
   if (LayoutChanged(u) || multigrid_) OPTISTEP_PETSC(KSPReset(ksp_));
+  if (multigrid_) multigrid_->Reset();
   bool levels_built = false;
   Vec g = nullptr, d = nullptr, work = nullptr;
   OPTISTEP_PETSC(VecDuplicate(u, &g));
@@ -160,9 +161,10 @@ SolveReport NewtonMinimizer::Minimize(IncrementalPotential& potential, Vec u) {
           throw InputError("-" + prefix_ + "pc_type mg: the grid multigrid needs an MPM grid");
         PC pc = nullptr;
         OPTISTEP_PETSC(KSPGetPC(ksp_, &pc));
-        multigrid_->SetGrid(pc, *potential.Grid());
+        multigrid_->SetGrid(pc, *potential.Grid(), H);
         levels_built = true;
       }
+      if (multigrid_) multigrid_->SetOperator(H);
       OPTISTEP_PETSC(KSPSetOperators(ksp_, H, H));
       // The preconditioner is made here: some options are judged only now (a factorization
       // package, a preconditioner that does not take the matrix format).
