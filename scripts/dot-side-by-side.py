@@ -43,6 +43,10 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import optistep_perf as perf  # noqa: E402
+
+PROG = "dot-side-by-side"
 
 
 def reference_tau(node_path, ele_path, E, nu, eps, fixed_fraction):
@@ -69,13 +73,16 @@ def reference_tau(node_path, ele_path, E, nu, eps, fixed_fraction):
     return eps * math.sqrt(s2) * math.sqrt((l**2).sum() * (1 - fixed_fraction)), n_nodes
 
 
-def timed(command, env, cwd, log):
-    """Runs command under GNU time; returns (CPU s, peak RSS MB of the largest process)."""
+def timed(command, env, cwd, log, what):
+    """Runs command under GNU time; returns (CPU s, peak RSS MB of the largest process).
+    A run that fails is bad input (what: the program, named in the message)."""
     times = os.path.join(os.path.dirname(log), os.path.basename(log) + ".time")
     if os.path.exists(times):
         os.remove(times)
     with open(log, "w") as out:
-        subprocess.run(command(times), env=env, cwd=cwd, stdout=out, stderr=subprocess.STDOUT, check=True)
+        res = subprocess.run(command(times), env=env, cwd=cwd, stdout=out, stderr=subprocess.STDOUT)
+    if res.returncode != 0:
+        raise perf.BadInput(f"{what}: exit {res.returncode} (its output: {log})")
     cpu, peak = 0.0, 0.0
     for line in open(times):
         parts = line.split()
@@ -86,21 +93,26 @@ def timed(command, env, cwd, log):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = perf.ArgumentParser(prog=PROG, description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("reference", help="the reference's DOT_bin")
-    parser.add_argument("--steps", type=int, default=8)
-    parser.add_argument("--ranks", type=int, default=2)
+    parser.add_argument("--steps", type=perf.positive_int, default=8)
+    parser.add_argument("--ranks", type=perf.positive_int, default=2)
     parser.add_argument("--optistep", default=os.path.join(ROOT, "build/src/optistep"))
     parser.add_argument("--out", default=os.path.join(ROOT, "out/bench/dot-side-by-side"))
-    parser.add_argument("--subdomains", type=int, default=6, help="the reference's subdomain count")
+    parser.add_argument("--subdomains", type=perf.positive_int, default=6,
+                        help="the reference's subdomain count")
     parser.add_argument("--ours", default="", help="extra optistep arguments (options, --set)")
     args = parser.parse_args()
 
     reference = os.path.abspath(args.reference)
+    for path, what in ((reference, "the reference's DOT_bin"), (args.optistep, "--optistep")):
+        if not os.access(path, os.X_OK):
+            raise perf.BadInput(f"{path}: not an executable ({what})")
     ref_root = os.path.dirname(os.path.dirname(reference))  # <DOT>/build/DOT_bin
     if not os.path.exists(os.path.join(ref_root, "input", "bar17K_twist_DOT.txt")):
-        sys.exit("dot-side-by-side: no input/bar17K_twist_DOT.txt next to " + os.path.dirname(reference))
-    os.makedirs(args.out, exist_ok=True)
+        raise perf.BadInput("no input/bar17K_twist_DOT.txt next to " + os.path.dirname(reference))
+    perf.writable_folder(args.out, "--out")
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
     if os.geteuid() == 0:
         env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
@@ -124,14 +136,14 @@ def main():
         cpu, peak = timed(
             lambda times: ["taskset", "-c", "0", "/usr/bin/time", "-o", times, "-f", "%U %S %M", reference, "100",
                            script_name, tail],
-            env, ref_root, os.path.join(args.out, "reference_%d.txt" % steps))
+            env, ref_root, os.path.join(args.out, "reference_%d.txt" % steps), reference)
         for folder, _, files in os.walk(os.path.join(ref_root, "output")):
             if "log.txt" in files and folder.endswith(tail):
                 log = open(os.path.join(folder, "log.txt")).read()
                 cumulative = [int(m) for m in re.findall(r"innerIterAmt = (\d+)", log)]
                 iterations = [b - a for a, b in zip([0] + cumulative, cumulative)]
                 return cpu, peak, iterations, float(re.search(r"0th tol: (\S+)", log).group(1))
-        sys.exit("dot-side-by-side: no log.txt with its tolerance under %s/output" % ref_root)
+        raise perf.BadInput("no log.txt with its tolerance under %s/output" % ref_root)
 
     def run_ours(steps, tau):
         """Ours, the same scene and steps, stopping at tau: (CPU s, peak MB, iterations per step)."""
@@ -143,7 +155,7 @@ def main():
                "--set", "solver.termination=absolute", "--set", "solver.tau=%.17g" % tau,
                "--set", "output={directory: %s, every: 1000000}" % ours_dir] + args.ours.split()
         cpu, peak = timed(lambda times: ours + ["/usr/bin/time", "-a", "-o", times, "-f", "%U %S %M"] + run,
-                          env, ROOT, os.path.join(args.out, "optistep_%d.txt" % steps))
+                          env, ROOT, os.path.join(args.out, "optistep_%d.txt" % steps), args.optistep)
         rows = list(csv.DictReader(open(os.path.join(ours_dir, "stats.csv"))))
         return cpu, peak, [int(float(r["outer_iterations"])) for r in rows]
 
@@ -173,4 +185,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    perf.run_tool(PROG, main)

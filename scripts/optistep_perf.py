@@ -13,6 +13,7 @@ write; see docs/user/scaling.md):
   meta.json   what the study asked for: study, scene, method, ranks, cores, ...
 Python 3 with Debian's python3-numpy and python3-matplotlib (Agg backend: no display).
 """
+import argparse
 import csv
 import glob
 import json
@@ -20,11 +21,23 @@ import math
 import os
 import re
 import struct
+import sys
 
-import matplotlib
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+
+def _pyplot():
+    """matplotlib.pyplot with the Agg backend (no display), imported on first use: the
+    tools answer bad input without paying for it."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot
+    return matplotlib.pyplot
+
+
+def __getattr__(name):  # perf.plt, for the tools that draw
+    if name == "plt":
+        return _pyplot()
+    raise AttributeError(name)
 
 PHASE_PREFIX = "Os"  # src/core/Phases.cpp registers each phase as PetscLogEvent "Os<name>"
 MAIN_STAGE = "Main Stage"
@@ -60,23 +73,133 @@ CONTAINED_IN = {
 }
 
 
+# ---------------------------------------------------------------------------- bad input
+class BadInput(Exception):
+    """Bad input of a tool: the message is one line naming the file or argument and what is
+    wrong with it. run_tool prints it and exits 1."""
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse, but a bad argument is one line on stderr and exit 1 (argparse's own is
+    the usage and exit 2)."""
+
+    def error(self, message):
+        raise BadInput(message)
+
+
+def run_tool(prog, main):
+    """Runs main(); bad input (BadInput, or an OSError such as a file that cannot be read
+    or written) ends in one line "prog: what is wrong" on stderr and exit 1, no traceback."""
+    try:
+        return main()
+    except BadInput as e:
+        print(f"{prog}: {e}", file=sys.stderr)
+    except OSError as e:
+        where = f"{e.filename}: " if e.filename else ""
+        print(f"{prog}: {where}{e.strerror or e}", file=sys.stderr)
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted", file=sys.stderr)
+    sys.exit(1)
+
+
+def note(message):
+    """A remark about the input that does not stop the tool (stderr)."""
+    print(f"note: {message}", file=sys.stderr)
+
+
+def positive_int(text):
+    """argparse type: a whole number >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not at least 1")
+    return value
+
+
+def rank_list(text):
+    """argparse type: rank counts "1 2 4" or "1,2,4" -> sorted distinct ints >= 1."""
+    ranks = set()
+    for part in text.replace(",", " ").split():
+        try:
+            ranks.add(positive_int(part))
+        except argparse.ArgumentTypeError as e:
+            raise argparse.ArgumentTypeError(f"{e} (rank counts, e.g. \"1 2 4\")") from None
+    if not ranks:
+        raise argparse.ArgumentTypeError("no rank count given (e.g. \"1 2 4\")")
+    return sorted(ranks)
+
+
+def writable_folder(path, what="--out"):
+    """Creates path (and its parents) or raises BadInput naming what stands in the way."""
+    probe = os.path.abspath(path)
+    while not os.path.exists(probe):
+        probe = os.path.dirname(probe)
+    if not os.path.isdir(probe):
+        raise BadInput(f"{what} {path}: {probe} is a file, not a folder")
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as e:
+        raise BadInput(f"{what} {path}: cannot create it ({e.strerror})") from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise BadInput(f"{what} {path}: the folder cannot be written")
+    return path
+
+
+def number(v):
+    """float(v), or None for an empty, non-numeric or NaN value (a CSV cell)."""
+    try:
+        x = float(v)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(x) else x
+
+
+def read_json(path):
+    """A JSON file (meta.json) -> dict; BadInput if it is not one."""
+    try:
+        with open(path) as f:
+            data = json.load(f)
+    except json.JSONDecodeError as e:
+        raise BadInput(f"{path}: not valid JSON ({e.msg} at line {e.lineno}, column {e.colno};"
+                       f" cut short?)") from None
+    if not isinstance(data, dict):
+        raise BadInput(f"{path}: not a JSON object")
+    return data
+
+
 # ---------------------------------------------------------------------------- readers
+LOG_FIELDS = ("count", "time", "messages", "message_length", "reductions", "flop")
+
+
 def read_log_csv(path):
     """PETSc's ascii_csv log -> {stage: {event: {rank: record}}}; record has count, time
-    (s), messages, message_length (bytes), reductions, flop, as PETSc wrote them."""
+    (s), messages, message_length (bytes), reductions, flop, as PETSc wrote them. BadInput
+    if the file is missing, empty or not such a log."""
+    if not os.path.exists(path):
+        raise BadInput(f"{path}: missing")
     log = {}
-    with open(path) as f:
+    with open(path, errors="replace") as f:
         header = f.readline()
+        if not header.strip():
+            raise BadInput(f"{path}: empty (the run did not finish?)")
         if not header.startswith("Stage Name,Event Name,Rank"):
-            raise ValueError(f"{path}: not a PETSc ascii_csv log (header {header[:40]!r})")
-        for line in f:
+            raise BadInput(f"{path}: not a PETSc ascii_csv log (header {header[:40]!r})")
+        for lineno, line in enumerate(f, start=2):
             p = line.rstrip("\n").split(",")
             if len(p) < 9:
                 continue
-            rec = {"count": float(p[3]), "time": float(p[4]), "messages": float(p[5]),
-                   "message_length": float(p[6]), "reductions": float(p[7]),
-                   "flop": float(p[8])}
-            log.setdefault(p[0], {}).setdefault(p[1].strip(), {})[int(p[2])] = rec
+            try:
+                values = [float(v) for v in p[3:9]]
+                rank = int(p[2])
+            except ValueError:
+                raise BadInput(f"{path} line {lineno}: not numbers where PETSc writes them "
+                               f"({line.strip()[:60]!r})") from None
+            rec = dict(zip(LOG_FIELDS, values))
+            log.setdefault(p[0], {}).setdefault(p[1].strip(), {})[rank] = rec
+    if MAIN_STAGE not in log or "summary" not in log[MAIN_STAGE]:
+        raise BadInput(f"{path}: no {MAIN_STAGE!r} summary rows (a cut-short log?)")
     return log
 
 
@@ -128,18 +251,55 @@ def nested_pairs(xml_path, prefix=PHASE_PREFIX):
     return pairs
 
 
-def read_stats(path):
-    """stats.csv -> list of rows (dict column -> float, or str where not a number)."""
+STATS_TEXT_COLUMNS = {"method"}  # every other stats.csv column holds numbers
+STATS_REQUIRED = ("step", "t", "dt", "wall_s")
+
+
+def read_stats(path, required=STATS_REQUIRED):
+    """stats.csv -> list of rows (dict column -> float; the method column a str).
+    A last row cut short (no line end, or fewer fields: a killed run) is skipped with a
+    note. BadInput if the file is missing, has none of the required columns (another
+    program's CSV), or holds a value that is not a number, naming the line and column."""
+    if not os.path.exists(path):
+        raise BadInput(f"{path}: missing")
+    with open(path, newline="", errors="replace") as f:
+        text = f.read()
+    lines = text.split("\n")
+    complete = text.endswith("\n")
+    if complete:
+        lines.pop()
+    if not lines or not lines[0].strip():
+        raise BadInput(f"{path}: empty")
+    header = next(csv.reader([lines[0]]))
+    missing = [c for c in required if c not in header]
+    if missing:
+        raise BadInput(f"{path}: not an optistep stats.csv (no column "
+                       f"{', '.join(repr(c) for c in missing)})")
     rows = []
-    with open(path, newline="") as f:
-        for row in csv.DictReader(f):
-            conv = {}
-            for k, v in row.items():
-                try:
-                    conv[k] = float(v)
-                except (TypeError, ValueError):
-                    conv[k] = v
-            rows.append(conv)
+    body = lines[1:]
+    for i, line in enumerate(body):
+        lineno = i + 2
+        fields = next(csv.reader([line])) if line else []
+        last = i == len(body) - 1
+        if last and (not complete or len(fields) < len(header)):
+            note(f"{path} line {lineno}: the last row is cut short (a killed run?); skipped")
+            break
+        if not line.strip():
+            continue
+        if len(fields) != len(header):
+            raise BadInput(f"{path} line {lineno}: {len(fields)} fields, the header has "
+                           f"{len(header)}")
+        row = {}
+        for name, value in zip(header, fields):
+            if name in STATS_TEXT_COLUMNS:
+                row[name] = value
+                continue
+            try:
+                row[name] = float(value)
+            except ValueError:
+                raise BadInput(f"{path} line {lineno}, column {name}: {value!r} is not a "
+                               f"number") from None
+        rows.append(row)
     return rows
 
 
@@ -172,15 +332,32 @@ def read_run_summary_text(text):
     return out
 
 
-def read_memory(run_dir):
-    """Peak resident memory per rank in MB, from the mem.RANK files (GNU time's %M, kB)."""
-    mb = []
+def _time_lines(run_dir):
+    """Per rank, the last line of GNU time's figures in mem.RANK: [kB] (-f %M) or
+    [kB, user s, system s] (-f "%M %U %S"); a killed rank's file also holds a line on the
+    signal, skipped."""
+    lines = []
     for path in sorted(glob.glob(os.path.join(run_dir, "mem.*"))):
         with open(path) as f:
-            nums = [ln.strip() for ln in f if ln.strip().isdigit()]
-        if nums:
-            mb.append(int(nums[-1]) / 1024.0)
-    return mb
+            rows = [ln.split() for ln in f]
+        rows = [r for r in rows if r and r[0].isdigit() and all(number(x) is not None for x in r)]
+        if rows:
+            lines.append([float(x) for x in rows[-1]])
+    return lines
+
+
+def read_memory(run_dir):
+    """Peak resident memory per rank in MB, from the mem.RANK files (GNU time's %M, kB)."""
+    return [r[0] / 1024.0 for r in _time_lines(run_dir)]
+
+
+def read_cpu_seconds(run_dir):
+    """User + system CPU seconds summed over the ranks, from the mem.RANK files (GNU time's
+    %U %S after %M), or None when they do not hold them."""
+    lines = _time_lines(run_dir)
+    if not lines or any(len(r) < 3 for r in lines):
+        return None
+    return sum(r[1] + r[2] for r in lines)
 
 
 def mpm_partition_quality(frame_path, dx):
@@ -260,8 +437,7 @@ def collect_run(run_dir):
     meta = {}
     meta_path = os.path.join(run_dir, "meta.json")
     if os.path.exists(meta_path):
-        with open(meta_path) as f:
-            meta = json.load(f)
+        meta = read_json(meta_path)
     log = read_log_csv(os.path.join(run_dir, "log.csv"))
     stats = read_stats(os.path.join(run_dir, "out", "stats.csv"))
     summary = read_run_summary(os.path.join(run_dir, "run.txt"))
@@ -369,13 +545,13 @@ def fmt(v):
 
 # ---------------------------------------------------------------------------- plots
 def new_figure():
-    return plt.figure(figsize=FIGSIZE, dpi=DPI)
+    return _pyplot().figure(figsize=FIGSIZE, dpi=DPI)
 
 
 def save(fig, path):
     fig.tight_layout()
     fig.savefig(path, dpi=DPI)
-    plt.close(fig)
+    _pyplot().close(fig)
     return path
 
 
@@ -441,7 +617,7 @@ def plot_study(rows, out_dir, title):
     names = [p for p in STACKED + ["other"] if any(s.get(p, 0.0) > 0 for s in stacks)]
     x = list(range(len(rows)))
     bottom = [0.0] * len(rows)
-    cmap = plt.get_cmap("tab20")
+    cmap = _pyplot().get_cmap("tab20")
     for i, p in enumerate(names):
         h = [s.get(p, 0.0) for s in stacks]
         ax.bar(x, h, bottom=bottom, label=p, color="lightgrey" if p == "other" else cmap(i % 20))

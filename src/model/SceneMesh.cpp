@@ -1,9 +1,16 @@
 #include "model/SceneMesh.hpp"
 
 #include "core/Error.hpp"
+#include "core/Phases.hpp"
 #include "io/TetMesh.hpp"
 
 namespace optistep {
+namespace {
+
+/// Rank 0 reading and concatenating the bodies' mesh files (the other ranks wait in it).
+const Phase kMeshReadPhase("MeshRead");
+
+}  // namespace
 
 GlobalTetMesh AssembleSceneMesh(const SceneConfig& scene) {
   GlobalTetMesh global;
@@ -34,7 +41,10 @@ GlobalTetMesh AssembleSceneMesh(const SceneConfig& scene) {
 DistributedTetMesh LoadDistributedMesh(MPI_Comm comm, const SceneConfig& scene,
                                        PartitionQuality* quality) {
   GlobalTetMesh global;
-  ReadOnRankZero(comm, [&] { global = AssembleSceneMesh(scene); });
+  {
+    ScopedPhase timed(kMeshReadPhase);
+    ReadOnRankZero(comm, [&] { global = AssembleSceneMesh(scene); });
+  }
   return DistributeTetMesh(comm, global, quality);
 }
 

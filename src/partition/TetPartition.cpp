@@ -7,11 +7,18 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/Phases.hpp"
+
 namespace optistep {
 namespace {
 
 constexpr int kTagHeader = 701;
 constexpr int kTagData = 702;
+
+/// Rank 0: METIS and each rank's share (owned nodes, ghosts, tets, new numbering).
+const Phase kPartitionPhase("Partition");
+/// Packing, sending and unpacking the shares (rank 0 sends, the others wait and receive).
+const Phase kDistributePhase("Distribute");
 
 /// Everything rank 0 decides about one rank's share, in original ids.
 struct RankShare {
@@ -232,11 +239,16 @@ DistributedTetMesh DistributeTetMesh(MPI_Comm comm, const GlobalTetMesh& mesh,
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
   ShareMessage mine;
+  std::vector<PetscInt> new_id;
+  std::vector<RankShare> shares;
   if (rank == 0) {
+    ScopedPhase timed(kPartitionPhase);
     const TetPartitionPlan plan = PlanTetPartition(mesh, size);
-    std::vector<PetscInt> new_id;
-    const std::vector<RankShare> shares = ComputeShares(mesh, plan, size, &new_id);
+    shares = ComputeShares(mesh, plan, size, &new_id);
     if (quality) *quality = Quality(shares, plan.edge_cut);
+  }
+  ScopedPhase timed(kDistributePhase);
+  if (rank == 0) {
     std::vector<PetscInt> node_begin(size + 1, 0);
     for (int r = 0; r < size; ++r)
       node_begin[r + 1] = node_begin[r] + static_cast<PetscInt>(shares[r].owned.size());
@@ -262,6 +274,10 @@ DistributedTetMesh DistributeTetMesh(MPI_Comm comm, const GlobalTetMesh& mesh,
     MPI_Recv(mine.reals.data(), static_cast<int>(counts[1]), MPI_DOUBLE, 0, kTagData, comm,
              MPI_STATUS_IGNORE);
   }
+  // Rank 0's plan is not needed to unpack: freed first, so its peak memory stays that of
+  // the shares or of the mesh, not both.
+  std::vector<RankShare>().swap(shares);
+  std::vector<PetscInt>().swap(new_id);
   return UnpackShare(comm, mine);
 }
 
