@@ -13,18 +13,10 @@
 #include <vector>
 
 #include "core/Types.hpp"
+#include "io/SceneKeys.hpp"
 
 namespace optistep {
 
-/// Rigid placement of a body: x -> R (s .* x) + t, with s a per-axis scale, R a rotation
-/// of angle_deg degrees about axis (right-handed), t a translation (m).
-struct TransformConfig {
-  Vec3 scale = Vec3::Ones();
-  Vec3 rotate_axis = Vec3::UnitZ();
-  double rotate_angle_deg = 0.0;
-  Vec3 translate = Vec3::Zero();
-  Vec3 Apply(const Vec3& x) const;
-};
 
 /// Plasticity of an MPM material: a return mapping applied per particle after each step
 /// (src/mpm/Plasticity.hpp, which converts this to mpm::PlasticityParameters with
