@@ -79,6 +79,12 @@ Setup Scene(const std::string& file, const std::string& find = "", const std::st
   return [=](const fs::path& dir) { Write(dir / file, test::BoxScene(find, replace)); };
 }
 
+/// Writes the box scene with its collision object (the ground half-space) replaced by
+/// `object`, a YAML flow map, as dir/file.
+Setup SceneWithObject(const std::string& file, const std::string& object) {
+  return Scene(file, "{type: half_space, point: [0, -0.5, 0], normal: [0, 1, 0]}", object);
+}
+
 /// Writes named.yaml, the box scene with `name: '<name>'`.
 Setup Named(const std::string& name) { return Scene("named.yaml", "time:", "name: '" + name + "'\ntime:"); }
 
@@ -261,15 +267,34 @@ const std::vector<BadInput>& Cases() {
       {"negative_self_contact_stiffness",
        Scene("contact.yaml", "output:", "self_contact: {enabled: true, stiffness: -1.0e7}\noutput:"),
        "run contact.yaml", 1, {"contact.yaml", "self_contact.stiffness", "'-1.0e7'"}},
-      // Collision objects: empty or inside-out shapes, negative coefficients,
-      // motion with an integrator that does not pose the objects.
+      // Collision objects: empty, zero-size or inside-out shapes (by run and by check), negative
+      // coefficients, motion with an integrator that does not pose the objects.
       {"hole_wider_than_the_box",
-       Scene("hole.yaml", "{type: half_space, point: [0, -0.5, 0], normal: [0, 1, 0]}",
-             "{type: box_with_hole, min: [-1, -2, -1], max: [1, -1, 1], hole_radius: 1.5}"),
+       SceneWithObject("hole.yaml", "{type: box_with_hole, min: [-1, -2, -1], max: [1, -1, 1], hole_radius: 1.5}"),
        "run hole.yaml", 1, {"hole.yaml", "collision_objects[0].hole_radius", "does not fit"}},
+      {"zero_size_box",
+       SceneWithObject("flatbox.yaml", "{type: box, min: [-1, -1, -1], max: [1, -1, 1]}"),
+       "run flatbox.yaml", 1, {"flatbox.yaml", "collision_objects[0]", "min < max", "y: zero size"}},
+      {"inside_out_box_checked",
+       SceneWithObject("outbox.yaml", "{type: box, min: [1, -2, -1], max: [-1, -1, 1]}"),
+       "check outbox.yaml", 1, {"outbox.yaml", "collision_objects[0]", "min < max", "x: inside out"}},
+      {"zero_size_constraint_box_checked",
+       SceneWithObject("cnbox.yaml", "{type: box, min: [-1, -2, 0], max: [1, -1, 0], method: constraint}"),
+       "check cnbox.yaml", 1, {"cnbox.yaml", "collision_objects[0]", "min < max", "z: zero size"}},
+      {"zero_thickness_box_with_hole",
+       SceneWithObject("flathole.yaml", "{type: box_with_hole, min: [-1, -1, -1], max: [1, -1, 1], hole_radius: 0.5}"),
+       "check flathole.yaml", 1, {"flathole.yaml", "collision_objects[0]", "min < max", "y: zero size"}},
+      {"zero_radius_sphere",
+       SceneWithObject("dot.yaml", "{type: sphere, center: [0, -2, 0], radius: 0}"),
+       "check dot.yaml", 1, {"dot.yaml", "collision_objects[0].radius", "positive", "'0'"}},
+      {"zero_length_cylinder",
+       SceneWithObject("disc.yaml", "{type: cylinder, center: [0, -2, 0], radius: 1, half_length: 0}"),
+       "check disc.yaml", 1, {"disc.yaml", "collision_objects[0].half_length", "'0'"}},
+      {"zero_minor_radius_torus",
+       SceneWithObject("ring.yaml", "{type: torus, center: [0, -2, 0], major_radius: 1, minor_radius: 0}"),
+       "check ring.yaml", 1, {"ring.yaml", "collision_objects[0].minor_radius", "(0, 1)", "'0'"}},
       {"bowl_inner_radius_above_outer",
-       Scene("bowl.yaml", "{type: half_space, point: [0, -0.5, 0], normal: [0, 1, 0]}",
-             "{type: bowl, center: [0, 2, 0], inner_radius: 1.2, outer_radius: 1.0}"),
+       SceneWithObject("bowl.yaml", "{type: bowl, center: [0, 2, 0], inner_radius: 1.2, outer_radius: 1.0}"),
        "run bowl.yaml", 1, {"bowl.yaml", "collision_objects[0].inner_radius", "(0, 1)", "'1.2'"}},
       {"negative_collision_stiffness", Scene("stiff.yaml", "normal: [0, 1, 0]}", "normal: [0, 1, 0], stiffness: -1}"),
        "run stiff.yaml", 1, {"stiff.yaml", "collision_objects[0].stiffness", "'-1'"}},

@@ -88,6 +88,34 @@ TEST_F(Cli, HelpCheckAndPartition) {
   EXPECT_NE(o.out.find("edge cut"), std::string::npos) << o.out;
 }
 
+TEST_F(Cli, KeysPrintsTheSceneSchemaOnce) {
+  // Every map of the scene is a section; a key's row gives type, default, allowed values.
+  Outcome o = Optistep("keys", dir_);
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  for (const char* section : {"## Top level", "## `time`", "## `bodies[].material`",
+                              "## `collision_objects[]`", "## `solver`", "## `chains[]`"})
+    EXPECT_EQ(LinesStartingWith(o.out, section), 1) << section;
+  EXPECT_NE(o.out.find("| `nu` | number | required | [0, 0.5) | Poisson's ratio (-) |"),
+            std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("| `max_dt_halvings` | integer | 8 | [0, 30] |"), std::string::npos);
+  EXPECT_NE(o.out.find("| `model` | choice | after_solve | after_solve, potential |"),
+            std::string::npos);
+  EXPECT_EQ(Optistep("keys --format markdown", dir_).out, o.out);
+  const std::string mpiexec = test::Mpiexec(2) + " " + OPTISTEP_EXECUTABLE;
+  EXPECT_EQ(test::Shell(dir_, mpiexec + " keys > o.txt 2> e.txt"), 0);
+  EXPECT_EQ(ReadFile(dir_ / "o.txt"), o.out);
+  // keys takes no scene and no run options; --format belongs to keys.
+  o = Optistep("keys " + Variant("ok.yaml"), dir_);
+  EXPECT_EQ(o.exit_code, 1);
+  EXPECT_NE(o.err.find("keys: unexpected argument 'ok.yaml'"), std::string::npos) << o.err;
+  o = Optistep("keys --format html", dir_);
+  EXPECT_EQ(o.exit_code, 1);
+  EXPECT_NE(o.err.find("--format 'html': expected markdown"), std::string::npos) << o.err;
+  o = Optistep("check " + Variant("ok.yaml") + " --format markdown", dir_);
+  EXPECT_EQ(o.exit_code, 1);
+  EXPECT_NE(o.err.find("check: --format is an option of keys"), std::string::npos) << o.err;
+}
+
 TEST_F(Cli, RunWritesFramesAndStats) {
   const Outcome o = Optistep("run " + Variant("ok.yaml") + " --set time.frames=3 -newton_pc_type gamg", dir_);
   ASSERT_EQ(o.exit_code, 0) << o.err;

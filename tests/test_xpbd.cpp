@@ -157,7 +157,8 @@ TEST(FemXpbd, ForceEstimatesOfAHangingBoxCarryItsWeight) {
   // (2 s). At a steady state every free node's corrections cancel its substep's gravity,
   // sum_t lambda_t grad_a C_t / dt_s^2 = -m_a g, and since grad C sums to zero over a tet's
   // corners the forces the tets put on the held nodes add up to the weight of the free nodes
-  // (the tet counterpart of the cloth's corners, from the frames' per-tet force estimates).
+  // (the tet counterpart of the cloth's corners, from the per-tet force estimates: C_D = F's
+  // nine, Lambda_D / dt_s^2, and the frames' force_hydrostatic).
   const SceneConfig scene = FreeBox("xpbd_hanging_box", R"(
 boundary_conditions:
   - select: {axis: y, end: max, within: 0.01}
@@ -167,7 +168,7 @@ damping: {stiffness_beta: 0.02}
   changed.bodies[0].initial_velocity = Vec3::Zero();
   changed.bodies[0].material.density = 100.0;
   changed.time.frames = 50;
-  // The pair's forces cancel each other to within the weight's order (at rest each is about
+  // The tet's forces cancel each other to within the weight's order (at rest each is about
   // mu V0 |beta| = 400 N per tet against 184 N in all), so the check below, which takes the
   // gradients at the final positions rather than where each tet was projected, is good to
   // O(dt_s^2 g / h) of them (1.15 N at 8 substeps, 0.089 N at 32): 32 put it under 1e-3.
@@ -176,6 +177,10 @@ damping: {stiffness_beta: 0.02}
   for (int f = 0; f < changed.time.frames; ++f) sim.AdvanceFrame(nullptr);
   const auto fields = sim.integrator().FrameCellFields();
   ASSERT_EQ(fields.size(), 2u);
+  const auto* xpbd = dynamic_cast<const FemXpbd*>(&sim.integrator());
+  ASSERT_NE(xpbd, nullptr);
+  const std::vector<Mat3> deviatoric = xpbd->DeviatoricForceEstimates();
+  ASSERT_EQ(deviatoric.size(), fields[1].second.size());
   const FemModel& model = sim.model();
   const DistributedTetMesh& mesh = model.mesh();
   Vec3 on_held = Vec3::Zero();
@@ -193,7 +198,7 @@ damping: {stiffness_beta: 0.02}
       for (int a = 0; a < 4; ++a) {
         if (!(mesh.X[mesh.tets[e][a]][1] > 0.5 - 1e-9)) continue;  // a held node
         const Vec3 beta = model.Beta(static_cast<int>(e)).col(a);
-        on_held += fields[0].second[k] * (F / F.norm()) * beta + fields[1].second[k] * cof * beta;
+        on_held += deviatoric[k] * beta + fields[1].second[k] * cof * beta;
       }
       ++k;
     }

@@ -168,7 +168,7 @@ def plot_cloth_energy(rows, out_dir, bench):
             continue
         label = r["method"]
         total[label] = list(zip(s["t"], s["total_energy"]))
-        motion[label] = list(zip(s["t"], s["total_energy"] - s.get("constraint_energy")))
+        motion[label] = list(zip(s["t"], s["total_energy"] - s.get("elastic_energy")))
     fig, (ax, bx) = perf.plt.subplots(1, 2, figsize=(10, 4.2), dpi=perf.DPI)
     for label in sorted(total):
         ax.plot(*zip(*total[label]), label=label)

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "core/Error.hpp"
+#include "io/SceneSchema.hpp"
 
 namespace optistep {
 namespace {
@@ -65,6 +66,10 @@ CommandLine ParseCommandLine(int argc, char** argv) {
       if (kv.find('=') == std::string::npos || kv.front() == '=')
         throw InputError("--set '" + kv + "': expected key.path=value");
       cl.overrides.push_back(kv);
+    } else if (a == "--format" || a.rfind("--format=", 0) == 0) {
+      cl.format = (a == "--format") ? value_of(a) : a.substr(9);
+      if (cl.format != "markdown")
+        throw InputError("--format '" + cl.format + "': expected markdown");
     } else if (a == "--ranks" || a.rfind("--ranks=", 0) == 0) {
       const std::string v = (a == "--ranks") ? value_of("--ranks") : a.substr(8);
       try {
@@ -86,10 +91,21 @@ CommandLine ParseCommandLine(int argc, char** argv) {
     }
   }
   if (cl.help || cl.version) return cl;
-  if (positional.empty()) throw InputError("missing command (run, check or partition)");
+  if (positional.empty()) throw InputError("missing command (run, check, partition or keys)");
   cl.command = positional[0];
-  if (cl.command != "run" && cl.command != "check" && cl.command != "partition")
-    throw InputError("unknown command '" + cl.command + "' (expected run, check or partition)");
+  if (cl.command != "run" && cl.command != "check" && cl.command != "partition" &&
+      cl.command != "keys")
+    throw InputError("unknown command '" + cl.command +
+                     "' (expected run, check, partition or keys)");
+  if (cl.command == "keys") {
+    if (positional.size() > 1) throw InputError("keys: unexpected argument '" + positional[1] + "'");
+    if (!cl.overrides.empty() || cl.ranks != 0 || cl.quiet || !cl.restart.empty() ||
+        cl.allow_scene_change || cl.strict_options || cl.sigterm_grace > 0.0 || !cl.petsc_args.empty())
+      throw InputError("keys: takes only --format markdown");
+    if (cl.format.empty()) cl.format = "markdown";
+    return cl;
+  }
+  if (!cl.format.empty()) throw InputError(cl.command + ": --format is an option of keys");
   if (positional.size() < 2) throw InputError(cl.command + ": missing scene file");
   if (positional.size() > 2) throw InputError("unexpected argument '" + positional[2] + "'");
   cl.scene = positional[1];
@@ -102,6 +118,19 @@ CommandLine ParseCommandLine(int argc, char** argv) {
   return cl;
 }
 
+std::string KeysText() {
+  return "# Scene keys\n\n"
+         "Every key a scene file may hold, printed by `optistep keys` from the parser's own key "
+         "tables: the same tables check each scene, so this list is complete. A scene is YAML "
+         "in SI units. An unknown key, a value of the wrong type or out of range, and a key "
+         "that the chosen variant (type, model, discretization) does not take stop the run "
+         "with one line naming the file and the key path (exit 1). A key with a blank default "
+         "may be left out (its meaning says when it is needed); `--set key.path=value` "
+         "overrides any key (sequence items by index). Each section below is one map of the "
+         "scene; `[]` marks the items of a sequence.\n\n" +
+         SchemaMarkdown(SceneSchema());
+}
+
 const char* UsageText() {
   return R"(optistep - implicit elastodynamics with large time steps (each step a minimization)
 
@@ -111,6 +140,8 @@ usage:
                        [--sigterm-grace SECONDS] [PETSc options]
   optistep check SCENE.yaml [--set ...]        validate a scene (reads meshes, runs nothing)
   optistep partition SCENE.yaml --ranks N      METIS partition quality for N ranks
+  optistep keys [--format markdown]            print every scene key (type, default,
+                                               allowed values, meaning) as Markdown
   optistep --help | --version
 
 options:

@@ -8,10 +8,11 @@
 namespace optistep {
 
 struct CommandLine {
-  std::string command;                 ///< run | check | partition
+  std::string command;                 ///< run | check | partition | keys
   std::string scene;                   ///< scene file
   std::vector<std::string> overrides;  ///< --set key.path=value
   int ranks = 0;                       ///< partition: --ranks N
+  std::string format;                  ///< keys: --format (markdown, the default and only one)
   bool quiet = false;                  ///< run: no per-step lines
   std::string restart;                 ///< run: --restart latest|FILE ("" starts at t = 0)
   bool allow_scene_change = false;     ///< run: --allow-scene-change
@@ -29,6 +30,10 @@ struct CommandLine {
 /// Parses argv (not collective, no MPI needed). Throws InputError for a missing or unknown
 /// command, a missing scene, a malformed --set or --ranks.
 CommandLine ParseCommandLine(int argc, char** argv);
+
+/// The scene schema as `optistep keys` prints it: a title, the reading rules, and every
+/// key table of the parser (io/SceneKeys.hpp SchemaMarkdown).
+std::string KeysText();
 
 /// The --help text.
 const char* UsageText();

@@ -4,6 +4,7 @@
 //                         [PETSc options]
 //   optistep check scene.yaml [--set ...]
 //   optistep partition scene.yaml --ranks N
+//   optistep keys [--format markdown]
 //
 // Exit codes (docs/user/running.md, "Exit codes"): 0 success (also a run stopped by SIGTERM/SIGUSR1 after
 // its checkpoint), 1 bad input (one line on stderr naming the file and key or element, or
@@ -232,6 +233,10 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "optistep: error: %s; see optistep --help\n", usage_error.c_str());
     }
     return usage_error.empty() ? 0 : 1;
+  }
+  if (cl.command == "keys") {  // no MPI: the schema is the same everywhere
+    if (FirstRankOfLaunch()) std::fputs(KeysText().c_str(), stdout);
+    return 0;
   }
 
   LimitBlasThreads();

@@ -70,8 +70,15 @@ std::vector<char> SurfaceLayerTets(const FemModel& model, int layers) {
   node = ShareNodeFlags(model, node);
   std::vector<char> region(mesh.tets.size(), 0);
   for (int layer = 1; layer <= layers; ++layer) {
-    for (std::size_t e = 0; e < mesh.tets.size(); ++e)
-      for (int a = 0; a < 4; ++a) region[e] |= node[mesh.tets[e][a]];
+    // Layer 1: the tets with a face on the surface (three surface nodes; a node flag is the
+    // same on every rank, a face's tet count is not), one element thick where a tet touching
+    // the surface only at an edge or a corner would make it several (TetGen's refined
+    // surfaces); layer k + 1: the tets with a node of layer k.
+    for (std::size_t e = 0; e < mesh.tets.size(); ++e) {
+      int on = 0;
+      for (int a = 0; a < 4; ++a) on += node[mesh.tets[e][a]];
+      region[e] |= layer == 1 ? on >= 3 : on >= 1;
+    }
     if (layer == layers) break;
     for (std::size_t e = 0; e < mesh.tets.size(); ++e)
       if (region[e])

@@ -25,9 +25,9 @@ namespace optistep {
 
 /// Collective. Per local tet of model.mesh(): 1 when the tet is in the semi-implicit
 /// region, i.e. within `layers` (>= 1) layers of the boundary surface. The surface is the
-/// set of tet faces that belong to one tet only; layer 1 is the tets with a surface node,
-/// layer k + 1 the tets with a node of a layer-k tet. Node flags cross ranks by ghost
-/// scatters (reverse add, then forward).
+/// set of tet faces that belong to one tet only; layer 1 is the tets with a face of three
+/// surface nodes (one element thick), layer k + 1 the tets with a node of a layer-k tet.
+/// Node flags cross ranks by ghost scatters (reverse add, then forward).
 std::vector<char> SurfaceLayerTets(const FemModel& model, int layers);
 
 /// Per owned node: 1 when a tet of the fully implicit region (region[e] == 0) holds it and

@@ -65,6 +65,13 @@ ChainXpbd::ChainXpbd(MPI_Comm comm, const SceneConfig& scene)
   particles_->v() = v_local;
   particles_->Distribute(share.owned.size(), share.counted, share.color_begin,
                          [this](int color) { Halo(color); });
+  // Collision objects: contacts with friction, as FemXpbd's (Secs. 4.2-4.4).
+  for (const CollisionObjectConfig& config : scene.collision_objects) objects_.emplace_back(config);
+  std::vector<XpbdParticles::Obstacle> obstacles;
+  for (const CollisionObject& object : objects_)
+    obstacles.push_back({[&object](const Vec3& p, Vec3* n) { return object.SignedDistance(p, n); },
+                         object.friction()});
+  particles_->SetObstacles(std::move(obstacles), scene.xpbd.max_depenetration_speed);
 }
 
 void ChainXpbd::Halo(int color) {
@@ -168,7 +175,7 @@ SolveReport ChainXpbd::TryStep(double dt) {
   double sums[2] = {static_cast<double>(particles_->projections() - before), 0.0};
   double max_strain = particles_->MaxStrain();
   std::vector<std::int64_t> particle_ids, constraint_ids;
-  std::vector<double> motion, springs;
+  std::vector<double> motion, springs, stretch;
   for (size_t p = 0; p < particles_->n_owned(); ++p) {
     particle_ids.push_back(local_ids_[p]);
     motion.push_back(particles_->MotionEnergy(p));
@@ -176,7 +183,8 @@ SolveReport ChainXpbd::TryStep(double dt) {
   for (size_t k = 0; k < local_constraint_ids_.size(); ++k) {
     if (!particles_->counted(k)) continue;
     constraint_ids.push_back(local_constraint_ids_[k]);
-    springs.push_back(particles_->SpringEnergy(k));
+    springs.push_back(particles_->ElasticEnergy(k));
+    stretch.push_back(particles_->StretchEnergy(k));
     if (local_constraint_ids_[k] == 0) sums[1] = particles_->Force(static_cast<int>(k));
   }
   MPI_Allreduce(MPI_IN_PLACE, sums, 2, MPI_DOUBLE, MPI_SUM, comm_);
@@ -193,8 +201,9 @@ SolveReport ChainXpbd::TryStep(double dt) {
   };
   const double motion_energy = ordered_sum(particle_ids, motion, static_cast<size_t>(n_particles_));
   const double spring_energy = ordered_sum(constraint_ids, springs, global_.size());
+  const double stretch_energy = ordered_sum(constraint_ids, stretch, global_.size());
   stats_ = {static_cast<double>(substeps_), sums[0], max_strain, sums[1],
-            motion_energy + spring_energy, spring_energy, halo_exchanges_};
+            motion_energy + spring_energy, spring_energy, stretch_energy, halo_exchanges_};
   report.converged = true;
   report.reason = "substeps done";
   return report;
@@ -215,8 +224,8 @@ void ChainXpbd::RestoreKeptState() {
 }
 
 std::vector<std::string> ChainXpbd::StatsColumns() const {
-  return {"substeps", "projections", "max_strain", "force_0", "total_energy", "constraint_energy",
-          "halo_exchanges"};
+  return {"substeps",     "projections",    "max_strain",     "force_0",
+          "total_energy", "elastic_energy", "stretch_energy", "halo_exchanges"};
 }
 
 std::vector<double> ChainXpbd::StatsValues() const {

@@ -13,6 +13,10 @@
 // as ghosts). Every kernel is per particle or per constraint, and a constraint joining two
 // ranks' particles is projected by both from bitwise the same inputs, so 1, 2, 4 ranks give
 // bitwise the same trajectory. Only x and v cross steps.
+//
+// Collision objects (collision_objects, static analytic shapes): each step's contact
+// candidates are held out of them after every pass with Coulomb friction, as FemXpbd holds
+// tet nodes (XpbdParticles::SetObstacles; xpbd.max_depenetration_speed as there).
 #include <mpi.h>
 
 #include <array>
@@ -23,6 +27,7 @@
 
 #include "integrators/Xpbd.hpp"
 #include "io/SceneConfig.hpp"
+#include "model/CollisionObject.hpp"
 #include "particles/XpbdParticles.hpp"
 
 namespace optistep {
@@ -43,9 +48,10 @@ class ChainXpbd : public Xpbd {
   /// stats.csv: substeps, constraint projections of the step (summed over ranks, each
   /// constraint once), the largest relative stretch |C| / l0 after it, the first
   /// constraint's force estimate lambda / dt_s^2 (N), the total_energy after it (J;
-  /// XpbdParticles::Energy: kinetic + gravitational + C^2/(2 alpha), summed in global id
-  /// order on every rank count), its constraint_energy part sum C^2/(2 alpha) (J), and the
-  /// halo exchanges of the step (per rank).
+  /// XpbdParticles::Energy: kinetic + gravitational + elastic, summed in global id order on
+  /// every rank count), its elastic_energy part sum alpha f^2 / 2 (J), the stretch_energy
+  /// sum C^2 / (2 alpha) of the residual stretch (J; no part of the total), and the halo
+  /// exchanges of the step (per rank).
   std::vector<std::string> StatsColumns() const override;
   std::vector<double> StatsValues() const override;
 
@@ -81,6 +87,7 @@ class ChainXpbd : public Xpbd {
 
   MPI_Comm comm_;
   std::unique_ptr<XpbdParticles> particles_;
+  std::vector<CollisionObject> objects_;  ///< the scene's collision objects (static)
   std::vector<XpbdParticles::Constraint> global_;  ///< all constraints, global ids
   std::vector<std::array<std::int64_t, 3>> triangles_;
   std::vector<std::int64_t> local_ids_;  ///< global id per local particle

@@ -208,10 +208,10 @@ SolveReport FemAsync::PaperCoupledSubstep(double dt, double h, double t_next) {
     OPTISTEP_PETSC(VecRestoreArrayRead(u_, &z));
     OPTISTEP_PETSC(VecRestoreArray(x_, &x));
   }
-  // d. v = v_S + h M^-1 (f_S(x) + r f_I(x)).
+  // d. v = v_S + h M^-1 (f_S(x) + r f_I(z)): the interior forces of the implicit update a.
   semi_->ForgetForces();
   semi_->SubstepForces(x_, force_);
-  semi_->Forces(x_, interior_tets_, interior_force_, false);
+  semi_->Forces(u_, interior_tets_, interior_force_, false);
   {
     PetscScalar* v = nullptr;
     const PetscScalar *vs = nullptr, *f = nullptr, *fi = nullptr;

@@ -10,6 +10,7 @@
 #include "core/Phases.hpp"
 #include "fem/TetElement.hpp"
 #include "partition/GreedyColoring.hpp"
+#include "particles/XpbdParticles.hpp"
 
 namespace optistep {
 namespace {
@@ -55,7 +56,7 @@ FemXpbd::FemXpbd(FemModel& model, Vec x, Vec v)
     ListTetsForJacobi();
   else
     ColorTets();
-  lambda_.assign(2 * tets_.size(), 0.0);
+  lambda_.assign(kLambdas * tets_.size(), 0.0);
   x_prev_.resize(3 * static_cast<size_t>(mesh.n_local));
 }
 
@@ -176,10 +177,22 @@ std::vector<double> FemXpbd::StatsValues() const {
 std::vector<std::pair<std::string, std::vector<double>>> FemXpbd::FrameCellFields() const {
   const DistributedTetMesh& mesh = model_.mesh();
   std::vector<double> by_tet(2 * mesh.tets.size(), 0.0);
-  if (dt_s_ > 0.0) {  // a step of this run has been taken
+  if (dt_s_ > 0.0) {  // a step of this run has been taken: xs_ holds its end, ghosts current
     const double inv_dt2 = 1.0 / (dt_s_ * dt_s_);
-    for (size_t t = 0; t < tets_.size(); ++t)
-      for (int k = 0; k < 2; ++k) by_tet[2 * tets_[t].tet + k] = lambda_[2 * t + k] * inv_dt2;
+    Vec xl = nullptr;
+    const PetscScalar* x = nullptr;
+    OPTISTEP_PETSC(VecGhostGetLocalForm(xs_, &xl));
+    OPTISTEP_PETSC(VecGetArrayRead(xl, &x));
+    for (size_t t = 0; t < tets_.size(); ++t) {
+      // Lambda_D's component along d|F|/dF = F / |F|: the force conjugate to |F|.
+      const Mat3 F = DeformationGradient(TetPositions(x, tets_[t].nodes), tets_[t].beta);
+      const Eigen::Map<const Mat3> lambda_D(&lambda_[kLambdas * t]);
+      const double norm_F = F.norm();
+      by_tet[2 * tets_[t].tet] = norm_F > 0.0 ? lambda_D.cwiseProduct(F).sum() / norm_F * inv_dt2 : 0.0;
+      by_tet[2 * tets_[t].tet + 1] = lambda_[kLambdas * t + 9] * inv_dt2;
+    }
+    OPTISTEP_PETSC(VecRestoreArrayRead(xl, &x));
+    OPTISTEP_PETSC(VecGhostRestoreLocalForm(xs_, &xl));
   }
   std::vector<double> deviatoric, hydrostatic;
   for (size_t e = 0; e < mesh.tets.size(); ++e) {
@@ -188,6 +201,18 @@ std::vector<std::pair<std::string, std::vector<double>>> FemXpbd::FrameCellField
     hydrostatic.push_back(by_tet[2 * e + 1]);
   }
   return {{"force_deviatoric", deviatoric}, {"force_hydrostatic", hydrostatic}};
+}
+
+std::vector<Mat3> FemXpbd::DeviatoricForceEstimates() const {
+  const DistributedTetMesh& mesh = model_.mesh();
+  std::vector<Mat3> by_tet(mesh.tets.size(), Mat3::Zero());
+  if (dt_s_ > 0.0)
+    for (size_t t = 0; t < tets_.size(); ++t)
+      by_tet[tets_[t].tet] = Eigen::Map<const Mat3>(&lambda_[kLambdas * t]) / (dt_s_ * dt_s_);
+  std::vector<Mat3> counted;
+  for (size_t e = 0; e < mesh.tets.size(); ++e)
+    if (mesh.tet_counted[e]) counted.push_back(by_tet[e]);
+  return counted;
 }
 
 void FemXpbd::KeepState() { kept_.Keep(x_, v_, t_, steps_); }
@@ -236,44 +261,50 @@ void FemXpbd::ProjectTet(const TetConstraint& c, double dt_s, double* lambda, co
     w[a] = w_[n];
   }
   const Mat3 F = DeformationGradient(p, c.beta);
-  // C_D = |F|_F, dC_D/dF = F / |F|; C_H = det F - gamma_H, dC_H/dF = cof F.
-  const double norm_F = F.norm();
-  const Vec2 C(norm_F, F.determinant() - c.gamma_H);
-  const Mat3 dD_dF = norm_F > 0.0 ? Mat3(F / norm_F) : Mat3::Zero();
-  Mat3 dH_dF;
-  dH_dF.col(0) = F.col(1).cross(F.col(2));
-  dH_dF.col(1) = F.col(2).cross(F.col(0));
-  dH_dF.col(2) = F.col(0).cross(F.col(1));
-  // The pair as one 2x2 XPBD update (XPBD Eq. 26 with damping gamma, per constraint row):
-  // (1 + gamma) G W G^T + diag(alpha~)) dlambda = -C - alpha~ lambda - gamma G (x - x_prev).
-  // Solved one after the other, the two would have no fixed point at the rest shape (C_D
-  // pulls toward F = 0, C_H pushes back).
-  std::array<Vec3, 4> gD, gH;
-  Mat2 GWG = Mat2::Zero();
-  Vec2 G_motion = Vec2::Zero();
+  // C_D = F (9 rows, linear in x: dF_ij/dx_ak = delta_ik beta_aj); C_H = det F - gamma_H,
+  // dC_H/dx_a = h_a = cof(F) beta_a.
+  Mat3 cof;
+  cof.col(0) = F.col(1).cross(F.col(2));
+  cof.col(1) = F.col(2).cross(F.col(0));
+  cof.col(2) = F.col(0).cross(F.col(1));
+  // The 10 rows as one XPBD update (XPBD Eq. 26 with damping gamma per row):
+  //   ((1 + gamma) G W G^T + diag(alpha~)) dlambda = -C - alpha~ lambda - gamma G (x - x_prev),
+  // dlambda = (Lambda, dlambda_H), Lambda 3x3, and the correction dx_a = w_a (Lambda beta_a +
+  // dlambda_H h_a). With B = sum_a w_a beta_a beta_a^T, H = sum_a w_a h_a beta_a^T and
+  // q = sum_a w_a |h_a|^2 the rows read
+  //   (1 + gamma) (Lambda B + dlambda_H H) + alpha~_D Lambda = R_D,
+  //   (1 + gamma) (Lambda : H + dlambda_H q) + alpha~_H dlambda_H = R_H,
+  // solved by the Schur complement of the SPD 3x3 S = (1 + gamma) B + alpha~_D I.
+  Mat3 B = Mat3::Zero(), H = Mat3::Zero(), dF_motion = Mat3::Zero();
+  std::array<Vec3, 4> h;
+  double q = 0.0, dH_motion = 0.0;
   for (int a = 0; a < 4; ++a) {
-    gD[a] = dD_dF * c.beta.col(a);
-    gH[a] = dH_dF * c.beta.col(a);
+    const Vec3 beta_a = c.beta.col(a);
+    h[a] = cof * beta_a;
     const int n = c.nodes[a];
     const Vec3 motion = p[a] - Vec3(x_prev_[3 * n], x_prev_[3 * n + 1], x_prev_[3 * n + 2]);
-    GWG(0, 0) += w[a] * gD[a].squaredNorm();
-    GWG(0, 1) += w[a] * gD[a].dot(gH[a]);
-    GWG(1, 1) += w[a] * gH[a].squaredNorm();
-    G_motion += Vec2(gD[a].dot(motion), gH[a].dot(motion));
+    B += w[a] * beta_a * beta_a.transpose();
+    H += w[a] * h[a] * beta_a.transpose();
+    q += w[a] * h[a].squaredNorm();
+    dF_motion += motion * beta_a.transpose();
+    dH_motion += h[a].dot(motion);
   }
-  GWG(1, 0) = GWG(0, 1);
   const double gamma = damping_beta_ / dt_s;
   const double inv_dt2 = 1.0 / (dt_s * dt_s);
-  const Vec2 alpha_tilde(c.alpha_D * inv_dt2, c.alpha_H * inv_dt2);
-  const Mat2 A = (1.0 + gamma) * GWG + Mat2(alpha_tilde.asDiagonal());
-  const Vec2 rhs = -C - alpha_tilde.cwiseProduct(Vec2(lambda[0], lambda[1])) - gamma * G_motion;
-  const double det = A.determinant();
+  const double alpha_D = c.alpha_D * inv_dt2, alpha_H = c.alpha_H * inv_dt2;
+  Eigen::Map<Mat3> lambda_D(lambda);
+  const Mat3 R_D = -F - alpha_D * lambda_D - gamma * dF_motion;
+  const double R_H = -(F.determinant() - c.gamma_H) - alpha_H * lambda[9] - gamma * dH_motion;
+  const Mat3 S = (1.0 + gamma) * B + alpha_D * Mat3::Identity();
+  const Mat3 S_inv = S.inverse();  // SPD: B is a Gram matrix, alpha~_D > 0
+  const double schur = (1.0 + gamma) * q + alpha_H - (1.0 + gamma) * (1.0 + gamma) * (H * S_inv).cwiseProduct(H).sum();
   for (int a = 0; a < 4; ++a) (*delta)[a].setZero();
-  if (!(det > 0.0)) return;
-  const Vec2 dlambda = A.inverse() * rhs;
-  lambda[0] += dlambda[0];
-  lambda[1] += dlambda[1];
-  for (int a = 0; a < 4; ++a) (*delta)[a] = w[a] * (dlambda[0] * gD[a] + dlambda[1] * gH[a]);
+  if (!(schur > 0.0)) return;
+  const double dlambda_H = (R_H - (1.0 + gamma) * (R_D * S_inv).cwiseProduct(H).sum()) / schur;
+  const Mat3 Lambda = (R_D - (1.0 + gamma) * dlambda_H * H) * S_inv;
+  lambda_D += Lambda;
+  lambda[9] += dlambda_H;
+  for (int a = 0; a < 4; ++a) (*delta)[a] = w[a] * (Lambda * c.beta.col(a) + dlambda_H * h[a]);
 }
 
 void FemXpbd::ProjectContacts(double* x, double dt_s) const {
@@ -290,19 +321,7 @@ void FemXpbd::ProjectContacts(double* x, double dt_s) const {
       floor = std::min(0.0, objects[k].SignedDistance(p_prev, &n_prev) + max_depenetration_speed_ * dt_s);
     }
     const double phi = objects[k].SignedDistance(p, &n);
-    if (phi >= floor) continue;
-    // C with zero compliance at one node: the correction (floor - phi) n (Sec. 4.3).
-    p -= (phi - floor) * n;
-    // Friction (Sec. 4.4): the tangential motion of the substep, removed up to mu times
-    // the normal correction.
-    const double mu = objects[k].friction();
-    if (mu > 0.0) {
-      const Vec3 motion = p - p_prev;
-      const Vec3 tangential = motion - motion.dot(n) * n;
-      const double slip = tangential.norm();
-      const double limit = mu * (floor - phi);
-      p -= slip <= limit ? tangential : Vec3(tangential * (limit / slip));
-    }
+    if (!ProjectPointContact(&p, p_prev, phi, n, floor, objects[k].friction())) continue;
     for (int d = 0; d < 3; ++d) x[3 * l + d] = p[d];
   }
 }
@@ -322,7 +341,7 @@ void FemXpbd::ConstraintPass(double dt_s) {
       std::array<Vec3, 4> delta;
       for (size_t t = color_begin_[c]; t < color_begin_[c + 1]; ++t) {
         const TetConstraint& tc = tets_[t];
-        ProjectTet(tc, dt_s, &lambda_[2 * t], x, &delta);
+        ProjectTet(tc, dt_s, &lambda_[kLambdas * t], x, &delta);
         // Owned nodes move here; a ghost's correction goes to its owner.
         for (int a = 0; a < 4; ++a) {
           const int n = tc.nodes[a];
@@ -375,7 +394,7 @@ void FemXpbd::JacobiPass(double dt_s) {
     std::array<Vec3, 4> delta;
     for (size_t t = 0; t < tets_.size(); ++t) {
       const TetConstraint& tc = tets_[t];
-      ProjectTet(tc, dt_s, &lambda_[2 * t], x, &delta);
+      ProjectTet(tc, dt_s, &lambda_[kLambdas * t], x, &delta);
       for (int a = 0; a < 4; ++a) {
         const int n = tc.nodes[a];
         if (n >= n_owned) continue;  // its owner projects this tet too

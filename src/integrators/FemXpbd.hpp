@@ -4,7 +4,8 @@
 // One step of size dt is n = xpbd.substeps substeps of dt_s = dt / n; contacts against the
 // collision objects are found once per step (Sec. 4.3); per substep: predict, reset the
 // multipliers, xpbd.iterations passes over the constraints (per tet the stable Neo-Hookean
-// pair C_D = |F|_F, C_H = det F - gamma_H of Macklin & Mueller 2021, solved as one 2x2
+// energy of Macklin & Mueller 2021, its deviatoric part held by the nine rows C_D = F
+// rather than the paper's C_D = |F|_F, with C_H = det F - gamma_H, the ten solved as one
 // update; the contacts with friction), then v = (x - x_prev) / dt_s.
 // xpbd.order: coloring (Gauss-Seidel by greedy tet colors, the default) or jacobi (averaged
 // corrections, the paper's GPU variant); both give the same trajectory on any rank count.
@@ -51,12 +52,19 @@ class FemXpbd : public Xpbd {
 
   /// Per counted local tet in local order (FemSimulation's frames): the force estimates
   /// lambda / dt_s^2 of the last substep (Macklin et al. 2019, Sec. 4, Fig. 4) of the
-  /// tet's constraint pair, "force_deviatoric" (C_D = |F|_F) and "force_hydrostatic"
+  /// tet's constraints, "force_deviatoric" (Lambda_D : F / |F|, the force conjugate to
+  /// |F|_F, from C_D = F's 9 multipliers Lambda_D) and "force_hydrostatic"
   /// (C_H = det F - gamma_H), N m (C is dimensionless: lambda / dt_s^2 is the generalized
   /// force conjugate to C, -dU/dC at convergence; over V0, a stress in Pa). At the rest
   /// shape (free fall, rigid motion) they are -sqrt(3) mu V0 and mu V0, whose nodal forces
   /// cancel. 0 before this run's first step. Not collective.
   std::vector<std::pair<std::string, std::vector<double>>> FrameCellFields() const override;
+
+  /// Per counted local tet in local order: C_D = F's 9 force estimates Lambda_D / dt_s^2 of
+  /// the last substep (N m), whose deviatoric force on the tet's corner a is Lambda_D beta_a
+  /// / dt_s^2 (beta_a: column a of the rest-shape gradient matrix). Zero before this run's
+  /// first step. Not collective.
+  std::vector<Mat3> DeviatoricForceEstimates() const;
 
   /// The number of tet colors (the same on every rank).
   int colors() const { return n_colors_; }
@@ -102,7 +110,9 @@ class FemXpbd : public Xpbd {
   std::vector<double> jacobi_delta_;    ///< Jacobi: summed corrections per owned node (m)
   std::vector<size_t> color_begin_;     ///< tets_ of color c: [color_begin_[c], color_begin_[c+1])
   int n_colors_ = 0;
-  std::vector<double> lambda_;          ///< 2 per tet of tets_: C_D's, C_H's (N m)
+  /// Multipliers per tet of tets_: C_D's 9 (column-major, as F), then C_H's (N m s^2).
+  static constexpr size_t kLambdas = 10;
+  std::vector<double> lambda_;
   std::vector<double> w_;               ///< inverse mass per local node, 1/kg (0: Dirichlet)
   std::vector<std::pair<int, int>> contacts_;  ///< (owned node, collision object)
 

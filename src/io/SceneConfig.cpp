@@ -1,11 +1,11 @@
 // Scene reader: YAML (yaml-cpp) -> SceneConfig, with --set overrides and strict validation.
 //
-// The parser is built from two pieces so that each schema rule is written once:
-//  - Field: one YAML value and its key path ("bodies[0].material.E"); its To() overloads
-//    read one value type each and report "expected X, got Y" against that path;
-//  - MapView: a map whose keys were checked against the allowed list on construction,
-//    with Read (optional key), Require, ExactlyOne and Restrict (keys of one variant);
-//    TypedMap builds one whose `type` (or `model`) key picks the variant.
+// Each section is a KeyTable (io/SceneKeys.hpp: every key's name, type, default, allowed
+// values, meaning and source) beside the parser that reads it through a MapView
+// (io/SceneReader.hpp), which refuses keys the table does not list and reads each value as
+// its entry says. The same tables print the schema (`optistep keys`, io/SceneSchema.hpp),
+// so the reference cannot miss a key the parser takes. Checks that depend on other keys
+// (min < max, a range bounded by another key, the keys of one variant) stay in the parsers.
 // Every rank parses the same text, so every rank throws the same InputError.
 #include "io/SceneConfig.hpp"
 
@@ -27,237 +27,137 @@
 
 #include "core/AvailableMemory.hpp"
 #include "core/Error.hpp"
+#include "io/SceneReader.hpp"
+#include "io/SceneSchema.hpp"
 
 namespace optistep {
 
-Vec3 TransformConfig::Apply(const Vec3& x) const {
-  constexpr double kPi = 3.14159265358979323846;
-  const Eigen::AngleAxisd R(rotate_angle_deg * kPi / 180.0, rotate_axis.normalized());
-  return R * scale.cwiseProduct(x) + translate;
-}
 
 namespace {
 
 namespace fs = std::filesystem;
-using Names = std::vector<std::string>;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-std::string FormatNumber(double v) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%g", v);
-  return buffer;
+/// A default as `optistep keys` prints it, from the config struct's own initializer, so
+/// that the struct stays the one source of every default.
+std::string Default(double v) { return std::isinf(v) ? ".inf" : FormatNumber(v); }
+std::string Default(int v) { return std::to_string(v); }
+std::string Default(bool v) { return v ? "true" : "false"; }
+std::string Default(const Vec3& v) { return FormatVec(v); }
+std::string Default(const std::string& v) { return v; }
+std::string Default(const char*) = delete;
+
+// ============================================================================ time (integrators)
+
+const KeyTable* TimeKeys() {
+  static const KeyTable table{
+      "time", "time stepping: each frame of frame_dt is cut into ceil(frame_dt / dt) equal steps",
+      {Number("dt", "frame_dt", kPositive, "the requested step, s"),
+       Number("frame_rate", "", kPositive, "frames per second, 1/s (exactly one of frame_rate, frame_dt)"),
+       Number("frame_dt", "", kPositive, "the frame length, s (exactly one of frame_rate, frame_dt)"),
+       Integer("frames", "", kPositiveInteger, "the number of frames (exactly one of frames, end_time)"),
+       Number("end_time", "", kPositive, "the run's length, s, rounded up to whole frames (exactly one of frames, end_time)"),
+       Integer("max_dt_halvings", Default(TimeConfig{}.max_dt_halvings), Range{0.0, 30.0}, "retries of a failed step with dt halved")}};
+  return &table;
 }
 
-std::string FormatVec(const Vec3& v) {
-  return "[" + FormatNumber(v.x()) + ", " + FormatNumber(v.y()) + ", " + FormatNumber(v.z()) + "]";
+TimeConfig ParseTime(const Field& f) {
+  const MapView m(f, *TimeKeys());
+  TimeConfig time;
+  if (m.ExactlyOne({"frame_rate", "frame_dt"}) == 0) {
+    double frame_rate = 0.0;
+    m.Read("frame_rate", frame_rate);
+    time.frame_dt = 1.0 / frame_rate;
+  } else {
+    m.Read("frame_dt", time.frame_dt);
+  }
+  time.dt = time.frame_dt;
+  m.Read("dt", time.dt);
+  if (m.ExactlyOne({"frames", "end_time"}) == 0) {
+    m.Read("frames", time.frames);
+  } else {
+    double end_time = 0.0;
+    m.Read("end_time", end_time);
+    // The tolerance keeps 1.1 s of 0.1 s frames at 11 frames, not 12.
+    const double frames = std::ceil(end_time / time.frame_dt - 1e-9);
+    if (frames > std::numeric_limits<int>::max())
+      m.Get("end_time").Error("gives " + FormatNumber(frames) + " frames, too many");
+    time.frames = std::max(1, static_cast<int>(frames));
+  }
+  m.Read("max_dt_halvings", time.max_dt_halvings);
+  return time;
 }
 
-std::string Join(const Names& items, const std::string& separator) {
-  std::string out;
-  for (const std::string& item : items) out += (out.empty() ? "" : separator) + item;
-  return out;
+// ============================================================================ materials
+
+const Names kPlasticityModels = {"none", "snow", "von_mises"};
+
+const KeyTable* PlasticityKeys() {
+  static const KeyTable table{
+      "bodies[].material.plasticity", "MPM only: the return mapping applied per particle after each step",
+      {Choice("model", Default(PlasticityConfig{}.model), kPlasticityModels, "the plasticity model; each model takes only its own keys"),
+       Number("theta_c", Default(PlasticityConfig{}.theta_c), Range{0.0, 1.0, true, true}, "critical compression (-)",
+              "Stomakhin et al. 2013, Table 2").For({"snow"}),
+       Number("theta_s", Default(PlasticityConfig{}.theta_s), kNonNegative, "critical stretch (-)", "Stomakhin et al. 2013, Table 2").For({"snow"}),
+       Number("hardening", Default(PlasticityConfig{}.hardening), kNonNegative, "hardening coefficient xi (-)", "Stomakhin et al. 2013, Table 2").For({"snow"}),
+       Number("yield_stress", "required", kPositive, "tau_Y, Pa").For({"von_mises"})}};
+  return &table;
 }
 
-/// What a value is, for "got ..." in messages.
-std::string Describe(const YAML::Node& node) {
-  if (!node.IsDefined() || node.IsNull()) return "nothing";
-  if (node.IsScalar()) return "'" + node.Scalar() + "'";
-  if (node.IsSequence())
-    return "a sequence of " + std::to_string(node.size()) + (node.size() == 1 ? " item" : " items");
-  return "a map";
+PlasticityConfig ParsePlasticity(const Field& f) {
+  std::size_t model = 0;
+  const MapView m = TypedMap(f, *PlasticityKeys(), "model", &model);
+  PlasticityConfig plasticity;
+  plasticity.model = kPlasticityModels[model];
+  m.Read("theta_c", plasticity.theta_c);
+  m.Read("theta_s", plasticity.theta_s);
+  m.Read("hardening", plasticity.hardening);
+  if (plasticity.model == "von_mises") m.ReadRequired("yield_stress", plasticity.yield_stress);
+  return plasticity;
 }
 
-/// Allowed values of a number: an interval, open or closed at each end. Infinite values
-/// are refused unless allow_infinite (and the interval reaches them).
-struct Range {
-  double lo = -kInf;
-  double hi = kInf;
-  bool lo_open = false;
-  bool hi_open = false;
-  bool allow_infinite = false;
+const KeyTable* MaterialKeys() {
+  static const KeyTable table{
+      "bodies[].material", "the body's constitutive model",
+      {Choice("model", Default(MaterialConfig{}.model), {"fixed_corotated", "stable_neo_hookean", "linear"},
+              "the elastic energy density Psi(F)"),
+       Number("E", "required", kPositive, "Young's modulus, Pa"),
+       Number("nu", "required", Range{0.0, 0.5, false, true}, "Poisson's ratio (-)"),
+       Number("density", "required", kPositive, "kg/m^3"),
+       Other("plasticity", "map", "model none", "", "MPM only: plasticity").Sub(PlasticityKeys)}};
+  return &table;
+}
 
-  bool Contains(double v) const {
-    if (!allow_infinite && !std::isfinite(v)) return false;
-    return (lo_open ? v > lo : v >= lo) && (hi_open ? v < hi : v <= hi);
-  }
+MaterialConfig ParseMaterial(const Field& f, bool mpm) {
+  const MapView m(f, *MaterialKeys());
+  MaterialConfig material;
+  m.Read("model", material.model);
+  m.ReadRequired("E", material.E);
+  m.ReadRequired("nu", material.nu);
+  m.ReadRequired("density", material.density);
+  MpmOnlyKeys(mpm, m, {"plasticity"});
+  if (m.Has("plasticity")) material.plasticity = ParsePlasticity(m.Get("plasticity"));
+  return material;
+}
 
-  /// "a positive number", "an integer >= 1", "a number in [0, 0.5)", ...
-  std::string Expected(bool integer) const {
-    const std::string noun = integer ? "an integer" : "a number";
-    if (lo == -kInf && hi == kInf) return noun;
-    if (hi == kInf) {
-      if (lo == 0.0 && lo_open && !integer) return "a positive number";
-      return noun + (lo_open ? " > " : " >= ") + FormatNumber(lo);
-    }
-    return noun + " in " + (lo_open ? "(" : "[") + FormatNumber(lo) + ", " + FormatNumber(hi) +
-           (hi_open ? ")" : "]");
-  }
-};
+// ============================================================================ model: shapes
 
-const Range kAnyNumber{};
-const Range kPositive{0.0, kInf, true};
-const Range kNonNegative{0.0, kInf};
-const Range kPositiveInteger{1.0, kInf};
+const Names kShapeTypes = {"box", "sphere", "cylinder", "torus"};  // order of ShapeConfig::Kind
+const Names kAxes = {"x", "y", "z"};
 
-/// One YAML value of the scene and its key path.
-class Field {
- public:
-  Field(const std::string& file, YAML::Node node, std::string path)
-      : file_(&file), node_(std::move(node)), path_(std::move(path)) {}
-
-  const YAML::Node& node() const { return node_; }
-  const std::string& path() const { return path_; }
-
-  /// The value of `key` in this map (null or absent counting as the empty map); an absent
-  /// key gives an undefined node. Only for values MapView has checked to be maps.
-  Field Child(const std::string& key) const {
-    const YAML::Node& self = node_;
-    // A copy of an undefined node stays undefined, as YAML::Node() would not (it is null).
-    return Field(*file_, node_.IsDefined() ? self[key] : node_,
-                 path_.empty() ? key : path_ + "." + key);
-  }
-
-  /// "file: path: message"
-  [[noreturn]] void Error(const std::string& message) const {
-    throw InputError(*file_ + ": " + (path_.empty() ? "" : path_ + ": ") + message);
-  }
-  [[noreturn]] void Expected(const std::string& what) const {
-    Error("expected " + what + ", got " + Describe(node_));
-  }
-
-  void To(double& out, const Range& range = kAnyNumber) const {
-    double v = 0.0;
-    if (!node_.IsScalar() || !YAML::convert<double>::decode(node_, v) || !range.Contains(v))
-      Expected(range.Expected(false));
-    out = v;
-  }
-
-  void To(int& out, const Range& range) const {
-    int v = 0;
-    if (!node_.IsScalar() || !YAML::convert<int>::decode(node_, v) || !range.Contains(v))
-      Expected(range.Expected(true));
-    out = v;
-  }
-
-  void To(bool& out) const {
-    if (!node_.IsScalar() || !YAML::convert<bool>::decode(node_, out)) Expected("true or false");
-  }
-
-  void To(std::string& out) const {
-    if (!node_.IsScalar() || node_.Scalar().empty()) Expected("a non-empty string");
-    out = node_.Scalar();
-  }
-
-  /// A string that must be one of `choices`.
-  void To(std::string& out, const Names& choices) const { out = choices[ToChoice(choices)]; }
-
-  /// Index in `choices` of the string value.
-  std::size_t ToChoice(const Names& choices) const {
-    if (node_.IsScalar()) {
-      const auto it = std::find(choices.begin(), choices.end(), node_.Scalar());
-      if (it != choices.end()) return static_cast<std::size_t>(it - choices.begin());
-    }
-    Expected("one of " + Join(choices, ", "));
-  }
-
-  /// A sequence of exactly 3 numbers, each in `range`.
-  void To(Vec3& out, const Range& range = kAnyNumber) const {
-    if (!node_.IsSequence() || node_.size() != 3) Expected("a sequence of 3 numbers");
-    const std::vector<Field> items = Items();
-    for (int i = 0; i < 3; ++i) items[i].To(out[i], range);
-  }
-
-  /// A non-zero 3-vector, normalized.
-  void ToDirection(Vec3& out) const {
-    Vec3 v;
-    To(v);
-    if (v.squaredNorm() == 0.0) Error("expected a non-zero vector, got " + FormatVec(v));
-    out = v.normalized();
-  }
-
-  /// The items of a sequence; absent or null is the empty sequence.
-  std::vector<Field> Items() const {
-    std::vector<Field> items;
-    if (!node_.IsDefined() || node_.IsNull()) return items;
-    if (!node_.IsSequence()) Expected("a sequence");
-    for (const YAML::Node& item : node_)
-      items.emplace_back(*file_, item, path_ + "[" + std::to_string(items.size()) + "]");
-    return items;
-  }
-
- private:
-  const std::string* file_;
-  YAML::Node node_;
-  std::string path_;
-};
-
-/// A map whose keys are all among `known` (checked on construction); absent or null is
-/// the empty map.
-class MapView {
- public:
-  MapView(Field self, const Names& known) : self_(std::move(self)) {
-    const YAML::Node& node = self_.node();
-    if (node.IsDefined() && !node.IsNull() && !node.IsMap()) self_.Expected("a map");
-    CheckKeys(known, "unknown key (known: " + Join(known, ", ") + ")");
-  }
-
-  const Field& self() const { return self_; }
-  bool Has(const std::string& key) const { return self_.Child(key).node().IsDefined(); }
-  Field Get(const std::string& key) const { return self_.Child(key); }
-
-  Field Require(const std::string& key) const {
-    if (!Has(key)) Get(key).Error("required key is missing");
-    return Get(key);
-  }
-
-  /// Reads an optional key into `out` (left unchanged when absent); true if present.
-  template <class T, class... Check>
-  bool Read(const std::string& key, T& out, const Check&... check) const {
-    if (!Has(key)) return false;
-    Get(key).To(out, check...);
-    return true;
-  }
-
-  /// Index of the one key of `keys` that is present; an error if none or several are.
-  std::size_t ExactlyOne(const Names& keys) const {
-    Names present;
-    for (const std::string& key : keys)
-      if (Has(key)) present.push_back(key);
-    if (present.size() != 1)
-      self_.Error("expected exactly one of " + Join(keys, ", ") + ", got " +
-                  (present.empty() ? "none" : Join(present, " and ")));
-    return static_cast<std::size_t>(std::find(keys.begin(), keys.end(), present[0]) - keys.begin());
-  }
-
-  /// Narrows the allowed keys to those of one variant (`variant`: "for type sphere").
-  void Restrict(const Names& allowed, const std::string& variant) const {
-    CheckKeys(allowed, "not allowed " + variant + " (allowed: " + Join(allowed, ", ") + ")");
-  }
-
- private:
-  void CheckKeys(const Names& allowed, const std::string& message) const {
-    const YAML::Node& node = self_.node();
-    if (!node.IsDefined() || !node.IsMap()) return;
-    std::set<std::string> seen;
-    for (const auto& entry : node) {
-      if (!entry.first.IsScalar())
-        self_.Error("expected string keys, got " + Describe(entry.first));
-      const std::string key = entry.first.Scalar();
-      if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) Get(key).Error(message);
-      if (!seen.insert(key).second) Get(key).Error("duplicate key");
-    }
-  }
-
-  Field self_;
-};
-
-/// min and max keys of a box, min <= max componentwise (min < max if `solid`).
-void ReadBox(const MapView& m, Vec3& min, Vec3& max, bool solid = false) {
-  m.Require("min").To(min);
-  m.Require("max").To(max);
-  if (solid ? (min.array() >= max.array()).any() : (min.array() > max.array()).any())
-    m.self().Error(std::string("expected min ") + (solid ? "<" : "<=") +
-                   " max componentwise, got min " + FormatVec(min) + " and max " + FormatVec(max));
+const KeyTable* ShapeKeys() {
+  static const KeyTable table{
+      "bodies[].shape", "MPM only: an analytic solid in the body's own coordinates (m), placed by transform",
+      {Choice("type", "required", kShapeTypes, "the solid"),
+       Vector("min", "required", "the lower corner, m").For({"box"}).Allowing("< max componentwise"),
+       Vector("max", "required", "the upper corner, m").For({"box"}),
+       Vector("center", Default(ShapeConfig{}.center), "m").For({"sphere", "cylinder", "torus"}),
+       Number("radius", "required", kPositive, "m").For({"sphere", "cylinder"}),
+       Direction("axis", Default(ShapeConfig{}.axis), "the axis of revolution").For({"cylinder", "torus"}),
+       Number("half_length", "required", kPositive, "half the length along axis, m (capped)").For({"cylinder"}),
+       Number("major_radius", "required", kPositive, "R, m").For({"torus"}),
+       Number("minor_radius", "required", kPositive, "r, m").For({"torus"}).Allowing("(0, major_radius)")}};
+  return &table;
 }
 
 /// The keys of a round solid, `type` sphere, cylinder or torus, into a ShapeConfig or a
@@ -267,170 +167,23 @@ void ReadBox(const MapView& m, Vec3& min, Vec3& max, bool solid = false) {
 template <class Solid>
 void ReadRoundSolid(const MapView& m, const std::string& type, bool capped, Solid* solid) {
   m.Read("center", solid->center);
-  if (m.Has("axis")) m.Get("axis").ToDirection(solid->axis);
+  m.Read("axis", solid->axis);
   if (type == "torus") {
-    m.Require("major_radius").To(solid->major_radius, kPositive);
+    m.ReadRequired("major_radius", solid->major_radius);
     m.Require("minor_radius").To(solid->minor_radius, Range{0.0, solid->major_radius, true, true});
     return;
   }
-  m.Require("radius").To(solid->radius, kPositive);
+  m.ReadRequired("radius", solid->radius);
   if (type != "cylinder") return;
   if (capped)
-    m.Require("half_length").To(solid->half_length, kPositive);
+    m.ReadRequired("half_length", solid->half_length);
   else
-    m.Read("half_length", solid->half_length, Range{0.0, kInf, true, false, true});
-}
-
-/// A map whose required key `type_key` picks one of `types`; the map may hold the keys of
-/// `common` (which lists type_key) and those of the picked type, type_keys[*type].
-MapView TypedMap(const Field& f, const std::string& type_key, const Names& types,
-                 const std::vector<Names>& type_keys, Names common, std::size_t* type) {
-  Names all_keys = common;
-  for (const Names& keys : type_keys)
-    for (const std::string& key : keys)
-      if (std::find(all_keys.begin(), all_keys.end(), key) == all_keys.end())
-        all_keys.push_back(key);
-  const MapView m(f, all_keys);
-  *type = m.Require(type_key).ToChoice(types);
-  common.insert(common.end(), type_keys[*type].begin(), type_keys[*type].end());
-  m.Restrict(common, "for " + type_key + " " + types[*type]);
-  return m;
-}
-
-/// Unless the scene is MPM, an InputError at the first of `keys` present in m.
-void MpmOnlyKeys(bool mpm, const MapView& m, const Names& keys) {
-  for (const std::string& key : keys)
-    if (!mpm && m.Has(key))
-      m.Get(key).Error("only MPM scenes (discretization: mpm) take '" + key + "'");
-}
-
-template <class T, class ParseItem>
-std::vector<T> ParseList(const Field& list, ParseItem parse_item) {
-  std::vector<T> out;
-  const std::vector<Field> items = list.Items();
-  for (std::size_t i = 0; i < items.size(); ++i) out.push_back(parse_item(items[i], i));
-  return out;
-}
-
-const Names kMaterialModels = {"fixed_corotated", "stable_neo_hookean", "linear"};
-const Names kTerminations = {"characteristic_norm", "absolute"};
-const Names kForcings = {"gradient", "characteristic_norm", "preconditioned"};
-const Names kEmbeddings = {"linear", "quadratic"};
-const Names kDiscretizations = {"fem", "mpm", "particles"};
-const Names kDotMerges = {"average", "symmetric"};
-const Names kDotCoarseSpaces = {"rigid", "none"};
-const Names kFrictionModels = {"after_solve", "potential"};
-const Names kHessianProjections = {"element", "none"};
-const Names kBoundaries = {"sticky", "slip"};
-const Names kPlasticityModels = {"none", "snow", "von_mises"};
-const std::vector<Names> kPlasticityModelKeys = {
-    {}, {"theta_c", "theta_s", "hardening"}, {"yield_stress"}};
-// Order of the Kind enums.
-const Names kAxes = {"x", "y", "z"};
-const Names kEnds = {"min", "max"};
-const Names kBodySources = {"mesh", "surface", "shape"};
-const Names kShapeTypes = {"box", "sphere", "cylinder", "torus"};
-const Names kCollisionTypes = {"half_space", "sphere",  "box",          "cylinder",
-                               "torus",      "bowl",    "box_with_hole"};
-// Keys of each shape and collision type.
-const Names kBoxKeys = {"min", "max"};
-const Names kSphereKeys = {"center", "radius"};
-const Names kCylinderKeys = {"center", "radius", "axis", "half_length"};
-const Names kTorusKeys = {"center", "axis", "major_radius", "minor_radius"};
-const std::vector<Names> kShapeTypeKeys = {kBoxKeys, kSphereKeys, kCylinderKeys, kTorusKeys};
-const Names kCollisionCommonKeys = {"type", "name", "stiffness", "friction", "damping",
-                                    "boundary", "motion", "method"};
-const Names kCollisionMethods = {"penalty", "constraint"};
-const std::vector<Names> kCollisionTypeKeys = {
-    {"point", "normal"}, kSphereKeys, kBoxKeys, kCylinderKeys, kTorusKeys,
-    {"center", "axis", "inner_radius", "outer_radius"},
-    {"min", "max", "hole_radius", "hole_axis", "hole_center"}};
-
-constexpr double kMpmCnEpsilon = 1e-7;  // HOT (Wang et al. 2020) Sec. 7.1
-// HOT's reference code (ImplicitSolver.h, computeDescentStep) replaces the Newton direction
-// by the gradient's when |g.d| < 1e-5 |g| |d|. With its loose CG forcing, Gast's 1e-2
-// rejects most directions of stiff or contacting MPM scenes, and the fallback crawls.
-constexpr double kMpmKappa = 1e-5;
-constexpr int kMpmWindow = 8;  // L-BFGS history, HOT (Wang et al. 2020) Sec. 7.1
-
-TimeConfig ParseTime(const Field& f) {
-  const MapView m(f, {"dt", "frame_rate", "frame_dt", "frames", "end_time", "max_dt_halvings"});
-  TimeConfig time;
-  if (m.ExactlyOne({"frame_rate", "frame_dt"}) == 0) {
-    double frame_rate = 0.0;
-    m.Get("frame_rate").To(frame_rate, kPositive);
-    time.frame_dt = 1.0 / frame_rate;
-  } else {
-    m.Get("frame_dt").To(time.frame_dt, kPositive);
-  }
-  time.dt = time.frame_dt;
-  m.Read("dt", time.dt, kPositive);
-  if (m.ExactlyOne({"frames", "end_time"}) == 0) {
-    m.Get("frames").To(time.frames, kPositiveInteger);
-  } else {
-    double end_time = 0.0;
-    m.Get("end_time").To(end_time, kPositive);
-    // The tolerance keeps 1.1 s of 0.1 s frames at 11 frames, not 12.
-    const double frames = std::ceil(end_time / time.frame_dt - 1e-9);
-    if (frames > std::numeric_limits<int>::max())
-      m.Get("end_time").Error("gives " + FormatNumber(frames) + " frames, too many");
-    time.frames = std::max(1, static_cast<int>(frames));
-  }
-  m.Read("max_dt_halvings", time.max_dt_halvings, Range{0.0, 30.0});
-  return time;
-}
-
-TransformConfig ParseTransform(const Field& f) {
-  const MapView m(f, {"scale", "rotate", "translate"});
-  TransformConfig transform;
-  if (m.Has("scale")) {
-    const Field scale = m.Get("scale");
-    if (scale.node().IsSequence()) {
-      scale.To(transform.scale, kPositive);
-    } else {
-      double s = 0.0;
-      scale.To(s, kPositive);
-      transform.scale.setConstant(s);
-    }
-  }
-  const MapView rotate(m.Get("rotate"), {"axis", "angle_deg"});
-  if (m.Has("rotate")) {
-    rotate.Require("axis").ToDirection(transform.rotate_axis);
-    rotate.Require("angle_deg").To(transform.rotate_angle_deg);
-  }
-  m.Read("translate", transform.translate);
-  return transform;
-}
-
-PlasticityConfig ParsePlasticity(const Field& f) {
-  std::size_t model = 0;
-  const MapView m =
-      TypedMap(f, "model", kPlasticityModels, kPlasticityModelKeys, {"model"}, &model);
-  PlasticityConfig plasticity;
-  plasticity.model = kPlasticityModels[model];
-  m.Read("theta_c", plasticity.theta_c, Range{0.0, 1.0, true, true});
-  m.Read("theta_s", plasticity.theta_s, kNonNegative);
-  m.Read("hardening", plasticity.hardening, kNonNegative);
-  if (plasticity.model == "von_mises")
-    m.Require("yield_stress").To(plasticity.yield_stress, kPositive);
-  return plasticity;
-}
-
-MaterialConfig ParseMaterial(const Field& f, bool mpm) {
-  const MapView m(f, {"model", "E", "nu", "density", "plasticity"});
-  MaterialConfig material;
-  m.Read("model", material.model, kMaterialModels);
-  m.Require("E").To(material.E, kPositive);
-  m.Require("nu").To(material.nu, Range{0.0, 0.5, false, true});
-  m.Require("density").To(material.density, kPositive);
-  MpmOnlyKeys(mpm, m, {"plasticity"});
-  if (m.Has("plasticity")) material.plasticity = ParsePlasticity(m.Get("plasticity"));
-  return material;
+    m.Read("half_length", solid->half_length);
 }
 
 ShapeConfig ParseShape(const Field& f) {
   std::size_t type = 0;
-  const MapView m = TypedMap(f, "type", kShapeTypes, kShapeTypeKeys, {"type"}, &type);
+  const MapView m = TypedMap(f, *ShapeKeys(), "type", &type);
   ShapeConfig shape;
   shape.kind = static_cast<ShapeConfig::Kind>(type);
   if (shape.kind == ShapeConfig::Kind::kBox)
@@ -440,20 +193,25 @@ ShapeConfig ParseShape(const Field& f) {
   return shape;
 }
 
-/// A name that is one path component: [A-Za-z0-9._-]+, not starting with '.'.
-bool IsSafeName(const std::string& name) {
-  const auto safe = [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '.' || c == '_' || c == '-';
-  };
-  return !name.empty() && name[0] != '.' && std::all_of(name.begin(), name.end(), safe);
+// ============================================================================ model: initial conditions
+
+const KeyTable* AngularVelocityKeys() {
+  static const KeyTable table{
+      "bodies[].initial_conditions.angular_velocity", "a rigid rotation added to the initial velocity",
+      {Direction("axis", "required", "the rotation axis (right-handed)"),
+       Number("rate", "required", kAnyNumber, "omega, rad/s"),
+       Vector("center", "the body's center of mass", "a point on the axis, m")}};
+  return &table;
 }
 
-/// A file path, resolved against the scene's folder unless absolute.
-std::string ReadPath(const Field& f, const fs::path& scene_folder) {
-  std::string path;
-  f.To(path);
-  return fs::path(path).is_absolute() ? path : (scene_folder / path).lexically_normal().string();
+const KeyTable* PrestrainKeys() {
+  static const KeyTable table{
+      "bodies[].initial_conditions.prestrain",
+      "initial positions center + A (X - center), the rest shape unchanged",
+      {Other("scale", "number or [x, y, z]", "", "> 0", "A as a uniform or per-axis scale (exactly one of scale, deformation_gradient)"),
+       Other("deformation_gradient", "3 rows of 3 numbers", "", "det > 0", "A as a full matrix (exactly one of scale, deformation_gradient)"),
+       Vector("center", "the body's center of mass at rest", "m")}};
+  return &table;
 }
 
 /// Refuses, as one line naming `at` (the key) and the estimate, a size whose lower bound
@@ -474,12 +232,122 @@ void RefuseBeyondMemory(const Field& at, double count, double bytes_each, const 
   at.Error(msg.str());
 }
 
-InitialConditionsConfig ParseInitialConditions(const Field& f, const fs::path& scene_folder,
-                                               bool mpm);
+const KeyTable* InitialConditionsKeys() {
+  static const KeyTable table{
+      "bodies[].initial_conditions",
+      "initial velocity initial_velocity + omega axis x (x - center) + expression + table row",
+      {Other("angular_velocity", "map", "", "", "a rigid rotation").Sub(AngularVelocityKeys),
+       Other("velocity_expression", "3 strings", "", "muparser expressions in x, y, z (m)", "the velocity field vx, vy, vz (m/s)"),
+       Other("velocity_table", "path", "", "rows 'node vx vy vz'", "FEM only: a per-node velocity table, resolved like mesh"),
+       Other("prestrain", "map", "", "", "an initial deformation").Sub(PrestrainKeys)}};
+  return &table;
+}
 
-BodyConfig ParseBody(const Field& f, std::size_t i, const fs::path& scene_folder, bool mpm) {
-  const MapView m(f, {"name", "mesh", "surface", "shape", "transform", "material",
-                      "initial_velocity", "initial_conditions", "copies"});
+/// A muparser expression in x, y, z: parsed and evaluated once at the origin, so that a
+/// syntax error stops the run before anything is written, with muparser's message.
+void CheckExpression(const Field& f, const std::string& expression) {
+  try {
+    double x = 0.0, y = 0.0, z = 0.0;
+    mu::Parser parser;
+    parser.DefineVar("x", &x);
+    parser.DefineVar("y", &y);
+    parser.DefineVar("z", &z);
+    parser.SetExpr(expression);
+    parser.Eval();
+  } catch (const mu::Parser::exception_type& e) {
+    f.Error("muparser cannot read '" + expression + "': " + e.GetMsg());
+  }
+}
+
+InitialConditionsConfig ParseInitialConditions(const Field& f, const std::string& scene_folder,
+                                               bool mpm) {
+  const MapView m(f, *InitialConditionsKeys());
+  InitialConditionsConfig ic;
+  if (m.Has("angular_velocity")) {
+    const MapView w(m.Get("angular_velocity"), *AngularVelocityKeys());
+    ic.has_angular_velocity = true;
+    w.ReadRequired("axis", ic.axis);
+    w.ReadRequired("rate", ic.angular_velocity);
+    ic.has_center = w.Read("center", ic.center);
+  }
+  if (m.Has("velocity_expression")) {
+    const Field e = m.Get("velocity_expression");
+    if (!e.node().IsSequence() || e.node().size() != 3)
+      e.Expected("a sequence of 3 expressions in x, y, z (vx, vy, vz)");
+    for (const Field& item : e.Items()) {
+      item.To(ic.velocity_expression.emplace_back());
+      CheckExpression(item, ic.velocity_expression.back());
+    }
+  }
+  if (mpm && m.Has("velocity_table"))
+    m.Get("velocity_table").Error("only FEM scenes take a per-node velocity table (MPM has no nodes)");
+  if (m.Has("velocity_table")) ic.velocity_table = ReadPath(m.Get("velocity_table"), scene_folder);
+  if (m.Has("prestrain")) {
+    const MapView p(m.Get("prestrain"), *PrestrainKeys());
+    ic.has_prestrain = true;
+    if (p.ExactlyOne({"scale", "deformation_gradient"}) == 0) {
+      const Field scale = p.Get("scale");
+      Vec3 s = Vec3::Ones();
+      if (scale.node().IsSequence()) {
+        scale.To(s, kPositive);
+      } else {
+        scale.To(s[0], kPositive);
+        s.setConstant(s[0]);
+      }
+      ic.prestrain = s.asDiagonal();
+    } else {
+      const Field A = p.Get("deformation_gradient");
+      if (!A.node().IsSequence() || A.node().size() != 3)
+        A.Expected("a sequence of 3 rows of 3 numbers");
+      const std::vector<Field> rows = A.Items();
+      for (int r = 0; r < 3; ++r) {
+        Vec3 row;
+        rows[r].To(row);
+        ic.prestrain.row(r) = row.transpose();
+      }
+      if (!(ic.prestrain.determinant() > 0.0))
+        A.Error("expected a deformation gradient with a positive determinant, got det " +
+                FormatNumber(ic.prestrain.determinant()));
+    }
+    ic.has_prestrain_center = p.Read("center", ic.prestrain_center);
+  }
+  return ic;
+}
+
+// ============================================================================ model: bodies
+
+const Names kBodySources = {"mesh", "surface", "shape"};  // order of BodyConfig::Source
+
+const KeyTable* CopiesKeys() {
+  static const KeyTable table{
+      "bodies[].copies",
+      "the body replaced by a grid of copies <name>.<i + count[0] (j + count[1] k)>",
+      {Other("count", "3 integers", "required", ">= 1", "copies along x, y, z"),
+       Vector("spacing", Default(CopiesConfig{}.spacing), "copy (i, j, k) moved by (i, j, k) .* spacing, m"),
+       Number("jitter", Default(CopiesConfig{}.jitter), kNonNegative, "each copy also moved by a uniform draw from [-jitter, jitter]^3, m"),
+       Integer("seed", Default(CopiesConfig{}.seed), kNonNegative, "seed of the jitter's 32-bit Mersenne Twister")}};
+  return &table;
+}
+
+const KeyTable* BodyKeys() {
+  static const KeyTable table{
+      "bodies[]",
+      "a body: a tet mesh, or (MPM) a closed surface or an analytic shape; one material",
+      {Text("name", "body<i>", "the body's name (unique)"),
+       Other("mesh", "path", "required (FEM)", ".ele, .node or .msh",
+             "the tet mesh, resolved against the scene's folder (MPM: exactly one of mesh, surface, shape)"),
+       Other("surface", "path", "", ".off or .stl", "MPM only: a closed triangle surface, resolved like mesh"),
+       Other("shape", "map", "", "", "MPM only: an analytic solid").Sub(ShapeKeys),
+       Other("transform", "map", "identity", "", "the rigid placement of the source").Sub(TransformKeys),
+       Other("material", "map", "required", "", "the constitutive model").Sub(MaterialKeys),
+       Vector("initial_velocity", Default(BodyConfig{}.initial_velocity), "m/s"),
+       Other("initial_conditions", "map", "", "", "initial velocity fields and prestrain").Sub(InitialConditionsKeys),
+       Other("copies", "map", "", "", "a grid of copies of the body").Sub(CopiesKeys)}};
+  return &table;
+}
+
+BodyConfig ParseBody(const Field& f, std::size_t i, const std::string& scene_folder, bool mpm) {
+  const MapView m(f, *BodyKeys());
   BodyConfig body;
   body.name = "body" + std::to_string(i);
   m.Read("name", body.name);
@@ -507,7 +375,7 @@ BodyConfig ParseBody(const Field& f, std::size_t i, const fs::path& scene_folder
   m.Read("initial_velocity", body.initial_velocity);
   body.initial_conditions = ParseInitialConditions(m.Get("initial_conditions"), scene_folder, mpm);
   if (m.Has("copies")) {
-    const MapView copies(m.Get("copies"), {"count", "spacing", "jitter", "seed"});
+    const MapView copies(m.Get("copies"), *CopiesKeys());
     const Field count = copies.Require("count");
     if (!count.node().IsSequence() || count.node().size() != 3)
       count.Expected("a sequence of 3 integers >= 1");
@@ -518,8 +386,8 @@ BodyConfig ParseBody(const Field& f, std::size_t i, const fs::path& scene_folder
     // Each copy is a body of the scene (its mesh or sampled particles come on top).
     RefuseBeyondMemory(count, n, static_cast<double>(sizeof(BodyConfig)), "copies");
     copies.Read("spacing", body.copies.spacing);
-    copies.Read("jitter", body.copies.jitter, kNonNegative);
-    copies.Read("seed", body.copies.seed, kNonNegative);
+    copies.Read("jitter", body.copies.jitter);
+    copies.Read("seed", body.copies.seed);
   }
   return body;
 }
@@ -551,71 +419,125 @@ std::vector<BodyConfig> ExpandCopies(const std::vector<BodyConfig>& bodies) {
   return out;
 }
 
+// ============================================================================ model: selections and motion
+
+const KeyTable* BoxKeys() {
+  static const KeyTable table{"select.box", "the nodes with min <= x <= max componentwise (m, at t = 0)",
+                              {Vector("min", "required", "m").Allowing("<= max componentwise"),
+                               Vector("max", "required", "m")}};
+  return &table;
+}
+
+const KeyTable* SelectionKeys() {
+  static const KeyTable table{
+      "select", "the nodes (MPM: particles) a condition or load holds, tested after the transform at t = 0",
+      {Other("box", "map", "", "", "a box (exactly one of box, axis)").For({"box"}).Sub(BoxKeys),
+       Choice("axis", "", kAxes, "the nodes near one end of the body along this axis (exactly one of box, axis)").For({"axis"}),
+       Choice("end", "required", {"min", "max"}, "which end").For({"axis"}),
+       Number("within", Default(SelectionConfig{}.within), Range{0.0, 1.0, true, false}, "the band's width, a fraction of the extent along axis").For({"axis"}),
+       Text("body", "all bodies", "restrict to one body by name")}};
+  return &table;
+}
+
 SelectionConfig ParseSelection(const Field& f, const Names& body_names) {
-  const MapView m(f, {"box", "axis", "end", "within", "body"});
+  const MapView m(f, *SelectionKeys());
   SelectionConfig select;
   if (m.Read("body", select.body) &&
       std::find(body_names.begin(), body_names.end(), select.body) == body_names.end())
     m.Get("body").Expected("the name of a body (" + Join(body_names, ", ") + ")");
   if (m.ExactlyOne({"box", "axis"}) == 0) {
-    m.Restrict({"box", "body"}, "with box");
+    m.RestrictTo("box", "with box");
     select.kind = SelectionConfig::Kind::kBox;
-    ReadBox(MapView(m.Get("box"), {"min", "max"}), select.box_min, select.box_max);
+    ReadBox(MapView(m.Get("box"), *BoxKeys()), select.box_min, select.box_max);
   } else {
-    m.Restrict({"axis", "end", "within", "body"}, "with axis");
+    m.RestrictTo("axis", "with axis");
     select.kind = SelectionConfig::Kind::kAxisEnd;
     select.axis = static_cast<int>(m.Get("axis").ToChoice(kAxes));
-    select.end_max = m.Require("end").ToChoice(kEnds) == 1;
-    m.Read("within", select.within, Range{0.0, 1.0, true, false});
+    select.end_max = m.Require("end").ToChoice(m.table().Find("end").choices) == 1;
+    m.Read("within", select.within);
   }
   return select;
 }
 
+const KeyTable* TranslateKeys() {
+  static const KeyTable table{"motion[].translate", "a translation at constant velocity",
+                              {Vector("velocity", "required", "m/s")}};
+  return &table;
+}
+
+const KeyTable* RotateMotionKeys() {
+  static const KeyTable table{
+      "motion[].rotate", "a rotation at constant angular velocity",
+      {Direction("axis", "required", "the rotation axis"),
+       Number("angular_velocity", "required", kAnyNumber, "rad/s, right-handed about axis"),
+       Vector("center", "the selection's centroid, or the object's center", "a point on the axis, m")}};
+  return &table;
+}
+
+const KeyTable* MotionSegmentKeys() {
+  static const KeyTable table{
+      "motion[]", "one scripted motion segment, active for t in [start, end)",
+      {Other("translate", "map", "", "", "a translation (exactly one of translate, rotate)").Sub(TranslateKeys),
+       Other("rotate", "map", "", "", "a rotation (exactly one of translate, rotate)").Sub(RotateMotionKeys),
+       Number("start", Default(MotionSegmentConfig{}.start), kNonNegative, "s"),
+       Number("end", Default(MotionSegmentConfig{}.end), Range{0.0, kInf, true, false, true}, "s").Allowing("> start")}};
+  return &table;
+}
+
 MotionSegmentConfig ParseSegment(const Field& f) {
-  const MapView m(f, {"translate", "rotate", "start", "end"});
+  const MapView m(f, *MotionSegmentKeys());
   MotionSegmentConfig segment;
   if (m.ExactlyOne({"translate", "rotate"}) == 0) {
     segment.kind = MotionSegmentConfig::Kind::kTranslate;
-    MapView(m.Get("translate"), {"velocity"}).Require("velocity").To(segment.velocity);
+    MapView(m.Get("translate"), *TranslateKeys()).ReadRequired("velocity", segment.velocity);
   } else {
     segment.kind = MotionSegmentConfig::Kind::kRotate;
-    const MapView rotate(m.Get("rotate"), {"axis", "angular_velocity", "center"});
-    rotate.Require("axis").ToDirection(segment.axis);
-    rotate.Require("angular_velocity").To(segment.angular_velocity);
+    const MapView rotate(m.Get("rotate"), *RotateMotionKeys());
+    rotate.ReadRequired("axis", segment.axis);
+    rotate.ReadRequired("angular_velocity", segment.angular_velocity);
     segment.has_center = rotate.Read("center", segment.center);
   }
-  m.Read("start", segment.start, kNonNegative);
+  m.Read("start", segment.start);
   m.Read("end", segment.end, Range{segment.start, kInf, true, false, true});
   return segment;
 }
 
 std::vector<MotionSegmentConfig> ParseMotion(const Field& f) {
-  return ParseList<MotionSegmentConfig>(
-      f, [](const Field& item, std::size_t) { return ParseSegment(item); });
+  return ParseList<MotionSegmentConfig>(f, [](const Field& item, std::size_t) { return ParseSegment(item); });
 }
 
-// --- Loads, time functions, initial conditions ----------------------------------------------
+// ============================================================================ model: time functions and loads
 
-const Names kTimeFunctionTypes = {"constant", "ramp", "table"};
-const std::vector<Names> kTimeFunctionTypeKeys = {{"value"}, {"start", "end", "from", "to"}, {"points"}};
-const Names kLoadTypes = {"point", "traction", "pressure", "body_force"};
-const std::vector<Names> kLoadTypeKeys = {
-    {"select", "force"}, {"select", "traction"}, {"select", "pressure", "follower"},
-    {"acceleration", "body"}};
+const Names kTimeFunctionTypes = {"constant", "ramp", "table"};  // order of TimeFunctionConfig::Kind
+const Names kLoadTypes = {"point", "traction", "pressure", "body_force"};  // order of LoadConfig::Kind
 using TimeFunctions = std::map<std::string, TimeFunctionConfig>;
+
+const KeyTable* TimeFunctionKeys() {
+  static const KeyTable table{
+      "time_functions.<name>", "a dimensionless function of time tau(t) that scales a load or gravity",
+      {Choice("type", "required", kTimeFunctionTypes, "constant, a linear ramp, or a table interpolated linearly"),
+       Number("value", "required", kAnyNumber, "tau").For({"constant"}),
+       Number("start", Default(TimeFunctionConfig{}.start), kNonNegative, "the ramp's start, s").For({"ramp"}),
+       Number("end", "required", kPositive, "the ramp's end, s").For({"ramp"}).Allowing("> start"),
+       Number("from", Default(TimeFunctionConfig{}.from), kAnyNumber, "tau for t <= start").For({"ramp"}),
+       Number("to", Default(TimeFunctionConfig{}.to), kAnyNumber, "tau for t >= end").For({"ramp"}),
+       Other("points", "sequence of [t, value]", "required", "t >= 0, increasing",
+             "(t in s, tau) points, constant beyond the first and last").For({"table"})}};
+  return &table;
+}
 
 TimeFunctionConfig ParseTimeFunction(const Field& f, const std::string& name) {
   std::size_t type = 0;
-  const MapView m = TypedMap(f, "type", kTimeFunctionTypes, kTimeFunctionTypeKeys, {"type"}, &type);
+  const MapView m = TypedMap(f, *TimeFunctionKeys(), "type", &type);
   TimeFunctionConfig tf;
   tf.kind = static_cast<TimeFunctionConfig::Kind>(type);
   tf.name = name;
   switch (tf.kind) {
     case TimeFunctionConfig::Kind::kConstant:
-      m.Require("value").To(tf.value);
+      m.ReadRequired("value", tf.value);
       break;
     case TimeFunctionConfig::Kind::kRamp:
-      m.Read("start", tf.start, kNonNegative);
+      m.Read("start", tf.start);
       m.Require("end").To(tf.end, Range{tf.start, kInf, true});
       m.Read("from", tf.from);
       m.Read("to", tf.to);
@@ -623,8 +545,7 @@ TimeFunctionConfig ParseTimeFunction(const Field& f, const std::string& name) {
     case TimeFunctionConfig::Kind::kTable: {
       const Field points = m.Require("points");
       for (const Field& item : points.Items()) {
-        if (!item.node().IsSequence() || item.node().size() != 2)
-          item.Expected("a pair [t, value]");
+        if (!item.node().IsSequence() || item.node().size() != 2) item.Expected("a pair [t, value]");
         const std::vector<Field> pair = item.Items();
         double t = 0.0, value = 0.0;
         pair[0].To(t, kNonNegative);
@@ -668,37 +589,54 @@ TimeFunctionConfig ReadTimeFunction(const Field& f, const TimeFunctions& named) 
   return found->second;
 }
 
-LoadConfig ParseLoad(const Field& f, std::size_t i, const Names& body_names,
-                     const TimeFunctions& named, bool mpm) {
+const KeyTable* LoadKeys() {
+  static const KeyTable table{
+      "loads[]", "an external load, an energy term scaled by its time function at each step's end",
+      {Choice("type", "required", kLoadTypes, "point force, traction, pressure or body force"),
+       Text("name", "load<i>", "the load's name"),
+       Other("time_function", "name or map", "constant 1", "a key of time_functions, or inline",
+             "tau(t), scaling the load").Sub(TimeFunctionKeys),
+       Other("select", "map", "required", "", "the nodes (MPM: particles) or boundary faces loaded")
+           .For({"point", "traction", "pressure"})
+           .Sub(SelectionKeys),
+       Vector("force", "required", "the total force, N, split equally over the selected nodes").For({"point"}),
+       Vector("traction", "required", "force per unit rest area, Pa (FEM)").For({"traction"}),
+       Number("pressure", "required", kAnyNumber, "Pa, > 0 pushes into the body").For({"pressure"}),
+       Flag("follower", Default(LoadConfig{}.follower), "normal to the deformed face (true) or to the rest face (false; MPM: false only)")
+           .For({"pressure"}),
+       Vector("acceleration", "required", "force per unit mass, m/s^2").For({"body_force"}),
+       Text("body", "all bodies", "one body by name (FEM only)").For({"body_force"})}};
+  return &table;
+}
+
+LoadConfig ParseLoad(const Field& f, std::size_t i, const Names& body_names, const TimeFunctions& named,
+                     bool mpm) {
   std::size_t type = 0;
-  const MapView m =
-      TypedMap(f, "type", kLoadTypes, kLoadTypeKeys, {"type", "name", "time_function"}, &type);
+  const MapView m = TypedMap(f, *LoadKeys(), "type", &type);
   LoadConfig load;
   load.kind = static_cast<LoadConfig::Kind>(type);
   load.name = "load" + std::to_string(i);
   m.Read("name", load.name);
   if (m.Has("time_function")) load.time_function = ReadTimeFunction(m.Get("time_function"), named);
-  if (load.kind != LoadConfig::Kind::kBodyForce)
-    load.select = ParseSelection(m.Require("select"), body_names);
+  if (load.kind != LoadConfig::Kind::kBodyForce) load.select = ParseSelection(m.Require("select"), body_names);
   switch (load.kind) {
     case LoadConfig::Kind::kPoint:
-      m.Require("force").To(load.force);
+      m.ReadRequired("force", load.force);
       break;
     case LoadConfig::Kind::kTraction:
-      m.Require("traction").To(load.traction);
+      m.ReadRequired("traction", load.traction);
       break;
     case LoadConfig::Kind::kPressure:
-      m.Require("pressure").To(load.pressure);
+      m.ReadRequired("pressure", load.pressure);
       m.Read("follower", load.follower);
       if (mpm && load.follower)
         (m.Has("follower") ? m.Get("follower") : m.Get("type"))
             .Error("MPM pressures are dead (per rest area): give follower: false");
       break;
     case LoadConfig::Kind::kBodyForce:
-      m.Require("acceleration").To(load.acceleration);
+      m.ReadRequired("acceleration", load.acceleration);
       if (m.Read("body", load.body)) {
-        if (mpm)
-          m.Get("body").Error("MPM body forces act on the grid, on all bodies: leave out 'body'");
+        if (mpm) m.Get("body").Error("MPM body forces act on the grid, on all bodies: leave out 'body'");
         if (std::find(body_names.begin(), body_names.end(), load.body) == body_names.end())
           m.Get("body").Expected("the name of a body (" + Join(body_names, ", ") + ")");
       }
@@ -707,82 +645,19 @@ LoadConfig ParseLoad(const Field& f, std::size_t i, const Names& body_names,
   return load;
 }
 
-/// A muparser expression in x, y, z: parsed and evaluated once at the origin, so that a
-/// syntax error stops the run before anything is written, with muparser's message.
-void CheckExpression(const Field& f, const std::string& expression) {
-  try {
-    double x = 0.0, y = 0.0, z = 0.0;
-    mu::Parser parser;
-    parser.DefineVar("x", &x);
-    parser.DefineVar("y", &y);
-    parser.DefineVar("z", &z);
-    parser.SetExpr(expression);
-    parser.Eval();
-  } catch (const mu::Parser::exception_type& e) {
-    f.Error("muparser cannot read '" + expression + "': " + e.GetMsg());
-  }
+// ============================================================================ model: boundary conditions and collision objects
+
+const KeyTable* BoundaryConditionKeys() {
+  static const KeyTable table{
+      "boundary_conditions[]", "a Dirichlet condition: the selected nodes follow the motion (none: held fixed)",
+      {Text("name", "bc<i>", "the condition's name"),
+       Other("select", "map", "required", "", "the nodes held").Sub(SelectionKeys),
+       Other("motion", "sequence of segments", "held fixed", "", "scripted motion").Sub(MotionSegmentKeys)}};
+  return &table;
 }
 
-InitialConditionsConfig ParseInitialConditions(const Field& f, const fs::path& scene_folder,
-                                               bool mpm) {
-  const MapView m(f, {"angular_velocity", "velocity_expression", "velocity_table", "prestrain"});
-  InitialConditionsConfig ic;
-  if (m.Has("angular_velocity")) {
-    const MapView w(m.Get("angular_velocity"), {"axis", "rate", "center"});
-    ic.has_angular_velocity = true;
-    w.Require("axis").ToDirection(ic.axis);
-    w.Require("rate").To(ic.angular_velocity);
-    ic.has_center = w.Read("center", ic.center);
-  }
-  if (m.Has("velocity_expression")) {
-    const Field e = m.Get("velocity_expression");
-    if (!e.node().IsSequence() || e.node().size() != 3)
-      e.Expected("a sequence of 3 expressions in x, y, z (vx, vy, vz)");
-    for (const Field& item : e.Items()) {
-      item.To(ic.velocity_expression.emplace_back());
-      CheckExpression(item, ic.velocity_expression.back());
-    }
-  }
-  if (mpm && m.Has("velocity_table"))
-    m.Get("velocity_table").Error("only FEM scenes take a per-node velocity table (MPM has no nodes)");
-  if (m.Has("velocity_table")) ic.velocity_table = ReadPath(m.Get("velocity_table"), scene_folder);
-  if (m.Has("prestrain")) {
-    const MapView p(m.Get("prestrain"), {"scale", "deformation_gradient", "center"});
-    ic.has_prestrain = true;
-    if (p.ExactlyOne({"scale", "deformation_gradient"}) == 0) {
-      const Field scale = p.Get("scale");
-      Vec3 s = Vec3::Ones();
-      if (scale.node().IsSequence()) {
-        scale.To(s, kPositive);
-      } else {
-        scale.To(s[0], kPositive);
-        s.setConstant(s[0]);
-      }
-      ic.prestrain = s.asDiagonal();
-    } else {
-      const Field A = p.Get("deformation_gradient");
-      if (!A.node().IsSequence() || A.node().size() != 3)
-        A.Expected("a sequence of 3 rows of 3 numbers");
-      const std::vector<Field> rows = A.Items();
-      for (int r = 0; r < 3; ++r) {
-        Vec3 row;
-        rows[r].To(row);
-        ic.prestrain.row(r) = row.transpose();
-      }
-      if (!(ic.prestrain.determinant() > 0.0))
-        A.Error("expected a deformation gradient with a positive determinant, got det " +
-                FormatNumber(ic.prestrain.determinant()));
-    }
-    ic.has_prestrain_center = p.Read("center", ic.prestrain_center);
-  }
-  return ic;
-}
-
-// --------------------------------------------------------------------------------------------
-
-BoundaryConditionConfig ParseBoundaryCondition(const Field& f, std::size_t i,
-                                               const Names& body_names) {
-  const MapView m(f, {"name", "select", "motion"});
+BoundaryConditionConfig ParseBoundaryCondition(const Field& f, std::size_t i, const Names& body_names) {
+  const MapView m(f, *BoundaryConditionKeys());
   BoundaryConditionConfig bc;
   bc.name = "bc" + std::to_string(i);
   m.Read("name", bc.name);
@@ -791,12 +666,50 @@ BoundaryConditionConfig ParseBoundaryCondition(const Field& f, std::size_t i,
   return bc;
 }
 
+const Names kCollisionTypes = {"half_space", "sphere", "box", "cylinder", "torus", "bowl", "box_with_hole"};
+
+const KeyTable* CollisionObjectKeys() {
+  static const KeyTable table{
+      "collision_objects[]",
+      "an analytic obstacle: penalty energy k m_i max(-phi, 0)^3 per node, or (FEM) a constraint phi >= 0",
+      {Choice("type", "required", kCollisionTypes, "the obstacle's shape"),
+       Text("name", "", "the object's name"),
+       Number("stiffness", Default(CollisionObjectConfig{}.stiffness), kPositive, "k, 1/(m s^2): energy per unit mass per m^3 penetration",
+              "Gast et al. 2015, Sec. 5.2"),
+       Number("friction", Default(CollisionObjectConfig{}.friction), kNonNegative, "Coulomb coefficient mu"),
+       Number("damping", Default(CollisionObjectConfig{}.damping), kNonNegative,
+              "FEM, static penalty objects: the contact dashpot as a fraction of critical damping"),
+       Choice("boundary", Default(CollisionObjectConfig{}.boundary), {"sticky", "slip"},
+              "MPM: grid nodes at the object keep no relative velocity (sticky) or lose their inward normal part (slip)"),
+       Other("motion", "sequence of segments", "static", "", "scripted rigid motion").Sub(MotionSegmentKeys),
+       Choice("method", Default(CollisionObjectConfig{}.method), {"penalty", "constraint"},
+              "FEM: the penalty energy, or phi >= 0 held by gradient projection", "Gast et al. 2015, Secs. 3.2, 5.1, 5.2"),
+       Vector("point", Default(CollisionObjectConfig{}.point), "a point on the plane, m").For({"half_space"}),
+       Direction("normal", "required", "the outward normal").For({"half_space"}),
+       Vector("center", Default(CollisionObjectConfig{}.center), "m").For({"sphere", "cylinder", "torus", "bowl"}),
+       Number("radius", "required", kPositive, "m").For({"sphere", "cylinder"}),
+       Vector("min", "required", "m").For({"box", "box_with_hole"}).Allowing("<= max componentwise"),
+       Vector("max", "required", "m").For({"box", "box_with_hole"}),
+       Direction("axis", Default(CollisionObjectConfig{}.axis), "the axis of revolution (bowl: open toward +axis)")
+           .For({"cylinder", "torus", "bowl"}),
+       Number("half_length", Default(CollisionObjectConfig{}.half_length), Range{0.0, kInf, true, false, true},
+              "capped at |axial offset| < half_length, m; infinite: uncapped")
+           .For({"cylinder"}),
+       Number("major_radius", "required", kPositive, "R, m").For({"torus"}),
+       Number("minor_radius", "required", kPositive, "r, m").For({"torus"}).Allowing("(0, major_radius)"),
+       Number("inner_radius", "required", kPositive, "m").For({"bowl"}).Allowing("(0, outer_radius)"),
+       Number("outer_radius", "required", kPositive, "m").For({"bowl"}),
+       Number("hole_radius", "required", kPositive, "m, leaving a wall on every side").For({"box_with_hole"}),
+       Choice("hole_axis", "y", kAxes, "the coordinate axis the hole runs along").For({"box_with_hole"}),
+       Vector("hole_center", "the box's center", "a point on the hole's axis, m").For({"box_with_hole"})}};
+  return &table;
+}
+
 /// A collision object; `integrator` is the scene's (FEM objects move only with the
 /// integrators that pose them at each step's end: backward_euler, quasi_static).
 CollisionObjectConfig ParseCollisionObject(const Field& f, bool mpm, const std::string& integrator) {
   std::size_t type = 0;
-  const MapView m =
-      TypedMap(f, "type", kCollisionTypes, kCollisionTypeKeys, kCollisionCommonKeys, &type);
+  const MapView m = TypedMap(f, *CollisionObjectKeys(), "type", &type);
   CollisionObjectConfig object;
   object.kind = static_cast<CollisionObjectConfig::Kind>(type);
   using Kind = CollisionObjectConfig::Kind;
@@ -805,17 +718,17 @@ CollisionObjectConfig ParseCollisionObject(const Field& f, bool mpm, const std::
                           "quasi_static, not '" + integrator + "'");
 
   m.Read("name", object.name);
-  m.Read("stiffness", object.stiffness, kPositive);
-  m.Read("friction", object.friction, kNonNegative);
+  m.Read("stiffness", object.stiffness);
+  m.Read("friction", object.friction);
   if (mpm && m.Has("damping"))
     m.Get("damping").Error("only FEM scenes take 'damping' (the MPM grid's projection has no "
                            "contact spring to damp)");
-  m.Read("damping", object.damping, kNonNegative);
-  m.Read("boundary", object.boundary, kBoundaries);
+  m.Read("damping", object.damping);
+  m.Read("boundary", object.boundary);
   if (mpm && m.Has("method"))
     m.Get("method").Error("only FEM scenes (discretization: fem) take 'method' (MPM grid nodes are "
                           "projected at objects as 'boundary' says)");
-  m.Read("method", object.method, kCollisionMethods);
+  m.Read("method", object.method);
   object.motion = ParseMotion(m.Get("motion"));
   // The dashpot acts on a node's own normal displacement over the step, which is the
   // relative one only against a static object; a projected (constraint) node has no spring.
@@ -827,10 +740,10 @@ CollisionObjectConfig ParseCollisionObject(const Field& f, bool mpm, const std::
   switch (object.kind) {
     case Kind::kHalfSpace:
       m.Read("point", object.point);
-      m.Require("normal").ToDirection(object.normal);
+      m.ReadRequired("normal", object.normal);
       break;
     case Kind::kBox:
-      ReadBox(m, object.box_min, object.box_max);
+      ReadBox(m, object.box_min, object.box_max, /*solid=*/true);
       break;
     case Kind::kSphere:
     case Kind::kCylinder:
@@ -839,24 +752,24 @@ CollisionObjectConfig ParseCollisionObject(const Field& f, bool mpm, const std::
       break;
     case Kind::kBowl:
       m.Read("center", object.center);
-      if (m.Has("axis")) m.Get("axis").ToDirection(object.axis);
-      m.Require("outer_radius").To(object.outer_radius, kPositive);
+      m.Read("axis", object.axis);
+      m.ReadRequired("outer_radius", object.outer_radius);
       m.Require("inner_radius").To(object.inner_radius, Range{0.0, object.outer_radius, true, true});
       break;
     case Kind::kBoxWithHole: {
-      ReadBox(m, object.box_min, object.box_max);
+      ReadBox(m, object.box_min, object.box_max, /*solid=*/true);
       const std::size_t axis = m.Has("hole_axis") ? m.Get("hole_axis").ToChoice(kAxes) : 1;
       object.axis = Vec3::Unit(static_cast<int>(axis));
       object.center = 0.5 * (object.box_min + object.box_max);
       m.Read("hole_center", object.center);
-      m.Require("hole_radius").To(object.hole_radius, kPositive);
+      m.ReadRequired("hole_radius", object.hole_radius);
       for (std::size_t a = 0; a < 3; ++a)  // the hole must leave a wall on every side
         if (a != axis && (object.center[a] - object.hole_radius <= object.box_min[a] ||
                           object.center[a] + object.hole_radius >= object.box_max[a]))
-          m.Get("hole_radius").Error("the hole of radius " + FormatNumber(object.hole_radius) +
-                                     " about " + FormatVec(object.center) + " along " +
-                                     kAxes[axis] + " does not fit inside the box's " + kAxes[a] +
-                                     " extent [" + FormatNumber(object.box_min[a]) + ", " +
+          m.Get("hole_radius").Error("the hole of radius " + FormatNumber(object.hole_radius) + " about " +
+                                     FormatVec(object.center) + " along " + kAxes[axis] +
+                                     " does not fit inside the box's " + kAxes[a] + " extent [" +
+                                     FormatNumber(object.box_min[a]) + ", " +
                                      FormatNumber(object.box_max[a]) + "]");
       break;
     }
@@ -864,24 +777,83 @@ CollisionObjectConfig ParseCollisionObject(const Field& f, bool mpm, const std::
   return object;
 }
 
+// ============================================================================ mpm
+
+const KeyTable* MpmKeys() {
+  static const KeyTable table{
+      "mpm", "the MPM discretization (required exactly when discretization is mpm)",
+      {Number("dx", "required", kPositive, "the background grid's spacing, m"),
+       Integer("ppc", Default(MpmConfig{}.ppc), kPositiveInteger, "particles sampled per grid cell"),
+       Number("cfl", Default(MpmConfig{}.cfl), Range{0.0, 1.0, true, false}, "CFL number: dt <= cfl dx / max |v_p|",
+              "Gast et al. 2015, Sec. 6.3; Wang et al. 2020 (HOT), Sec. 7.1"),
+       Number("flip", Default(MpmConfig{}.flip), Range{0.0, 1.0}, "FLIP fraction of the PIC/FLIP blend; 0: APIC", "Jiang et al. 2015 (APIC)"),
+       Number("repartition_threshold", Default(MpmConfig{}.repartition_threshold), Range{1.0, kInf, true}, "repartition when max/mean particles per rank exceeds it"),
+       Integer("seed", Default(MpmConfig{}.seed), kNonNegative, "seed of the particle sampling"),
+       Flag("matrix_free", Default(MpmConfig{}.matrix_free), "PN-PCG(MF): the Newton Hessian applied matrix-free (a MatShell)")}};
+  return &table;
+}
+
 MpmConfig ParseMpm(const Field& f) {
-  const MapView m(f, {"dx", "ppc", "cfl", "flip", "repartition_threshold", "seed", "matrix_free"});
+  const MapView m(f, *MpmKeys());
   MpmConfig mpm;
-  m.Require("dx").To(mpm.dx, kPositive);
-  m.Read("ppc", mpm.ppc, kPositiveInteger);
-  m.Read("cfl", mpm.cfl, Range{0.0, 1.0, true, false});
-  m.Read("flip", mpm.flip, Range{0.0, 1.0});
-  m.Read("repartition_threshold", mpm.repartition_threshold, Range{1.0, kInf, true});
-  m.Read("seed", mpm.seed, kNonNegative);
+  m.ReadRequired("dx", mpm.dx);
+  m.Read("ppc", mpm.ppc);
+  m.Read("cfl", mpm.cfl);
+  m.Read("flip", mpm.flip);
+  m.Read("repartition_threshold", mpm.repartition_threshold);
+  m.Read("seed", mpm.seed);
   m.Read("matrix_free", mpm.matrix_free);
   return mpm;
 }
 
+// ============================================================================ solvers
+
+constexpr double kMpmCnEpsilon = 1e-7;  // HOT (Wang et al. 2020) Sec. 7.1
+// HOT's reference code (ImplicitSolver.h, computeDescentStep) replaces the Newton direction
+// by the gradient's when |g.d| < 1e-5 |g| |d|. With its loose CG forcing, Gast's 1e-2
+// rejects most directions of stiff or contacting MPM scenes, and the fallback crawls.
+constexpr double kMpmKappa = 1e-5;
+constexpr int kMpmWindow = 8;  // L-BFGS history, HOT (Wang et al. 2020) Sec. 7.1
+
+const KeyTable* SolverKeys() {
+  static const KeyTable table{
+      "solver", "the per-step minimizer: defaults of its options (-newton_*, -lbfgs_*, -hot_*, -dot_*), which override them",
+      {Other("method", "choice", Default(SolverConfig{}.method), "newton, newton_mg, lbfgs, hot, dot", "the minimizer",
+             "Gast et al. 2015; Li et al. 2019 (DOT); Wang et al. 2020 (HOT)"),
+       Choice("termination", Default(SolverConfig{}.termination), {"characteristic_norm", "absolute"},
+              "the convergence test: characteristic norm, or |g| < tau"),
+       Number("cn_epsilon", Default(SolverConfig{}.cn_epsilon) + " (FEM), " + Default(kMpmCnEpsilon) + " (MPM)", kPositive, "characteristic-norm epsilon",
+              "Li et al. 2019 (DOT), Sec. 6; Wang et al. 2020 (HOT), Sec. 7.1"),
+       Number("rigid_epsilon", Default(SolverConfig{}.rigid_epsilon), kPositive,
+              "characteristic-norm termination: bound on each free body's net force and torque over its weight and inertia"),
+       Number("tau", Default(SolverConfig{}.tau), kPositive, "absolute gradient-norm tolerance, N (termination absolute)", "Gast et al. 2015, Sec. 3.1"),
+       Integer("max_iterations", Default(SolverConfig{}.max_iterations), kPositiveInteger, "iteration cap per step"),
+       Number("kappa", Default(SolverConfig{}.kappa) + " (FEM), " + Default(kMpmKappa) + " (MPM)", Range{0.0, 1.0, true, true}, "the downhill check",
+              "Gast et al. 2015, Sec. 3.1; HOT's code for MPM"),
+       Number("step_clamp", Default(SolverConfig{}.step_clamp), kPositive, "l, the largest step length, m", "Gast et al. 2015, Sec. 3.1"),
+       Number("forcing_sigma", Default(SolverConfig{}.forcing_sigma), kPositive, "CG relative tolerance min(1/2, sigma sqrt(max(|g|, floor)))",
+              "Gast et al. 2015, Sec. 3.1"),
+       Choice("forcing", "preconditioned (MPM), characteristic_norm (FEM), gradient (termination absolute)",
+              {"gradient", "characteristic_norm", "preconditioned"}, "what |g| in the forcing term measures",
+              "Gast et al. 2015, Sec. 3.1; Wang et al. 2020 (HOT), Sec. 5.3"),
+       Flag("best_of_two_guesses", Default(SolverConfig{}.best_of_two_guesses), "start each step from the better of two initial guesses", "Gast et al. 2015"),
+       Integer("window", Default(SolverConfig{}.window) + " (FEM), " + Default(kMpmWindow) + " (MPM)", kPositiveInteger, "L-BFGS history size m",
+               "DOT's code (FEM); Wang et al. 2020 (HOT), Sec. 7.1 (MPM)"),
+       Other("initializer", "choice", "lagged_hessian (lbfgs), vcycle (hot), subdomains (dot)",
+             "lagged_hessian, projective_dynamics, subdomains, jacobi, identity, vcycle",
+             "the L-BFGS initial inverse Hessian"),
+       Integer("mg_levels", Default(SolverConfig{}.mg_levels), kPositiveInteger, "multigrid levels on the MPM grid, the finest included",
+               "Wang et al. 2020 (HOT), Sec. 7.1"),
+       Choice("mg_embedding", Default(SolverConfig{}.mg_embedding), {"linear", "quadratic"}, "prolongation by node embedding",
+              "Wang et al. 2020 (HOT), Sec. 4"),
+       Choice("hessian_projection", "element (backward_euler), none (quasi_static)", {"element", "none"},
+              "FEM: the elastic Hessian Newton solves with: per-tet SPD projection, or the true tangent",
+              "Teran et al. 2005")}};
+  return &table;
+}
+
 SolverConfig ParseSolver(const Field& f, bool mpm) {
-  const MapView m(f, {"method", "termination", "cn_epsilon", "rigid_epsilon", "tau",
-                      "max_iterations", "kappa",
-                      "step_clamp", "forcing_sigma", "forcing", "best_of_two_guesses", "window",
-                      "initializer", "mg_levels", "mg_embedding", "hessian_projection"});
+  const MapView m(f, *SolverKeys());
   SolverConfig solver;
   if (mpm) {
     solver.cn_epsilon = kMpmCnEpsilon;
@@ -890,53 +862,104 @@ SolverConfig ParseSolver(const Field& f, bool mpm) {
   }
   // The minimizer factory checks the names (solvers/MinimizerFactory.hpp).
   m.Read("method", solver.method);
-  m.Read("termination", solver.termination, kTerminations);
-  m.Read("cn_epsilon", solver.cn_epsilon, kPositive);
-  m.Read("rigid_epsilon", solver.rigid_epsilon, kPositive);
-  m.Read("tau", solver.tau, kPositive);
-  m.Read("max_iterations", solver.max_iterations, kPositiveInteger);
-  m.Read("kappa", solver.kappa, Range{0.0, 1.0, true, true});
-  m.Read("step_clamp", solver.step_clamp, kPositive);
-  m.Read("forcing_sigma", solver.forcing_sigma, kPositive);
-  m.Read("forcing", solver.forcing, kForcings);
+  m.Read("termination", solver.termination);
+  m.Read("cn_epsilon", solver.cn_epsilon);
+  m.Read("rigid_epsilon", solver.rigid_epsilon);
+  m.Read("tau", solver.tau);
+  m.Read("max_iterations", solver.max_iterations);
+  m.Read("kappa", solver.kappa);
+  m.Read("step_clamp", solver.step_clamp);
+  m.Read("forcing_sigma", solver.forcing_sigma);
+  m.Read("forcing", solver.forcing);
   if (solver.forcing.empty())
-    solver.forcing = mpm ? "preconditioned"
-                         : solver.termination == "absolute" ? "gradient" : "characteristic_norm";
+    solver.forcing = mpm ? "preconditioned" : solver.termination == "absolute" ? "gradient" : "characteristic_norm";
   m.Read("best_of_two_guesses", solver.best_of_two_guesses);
-  m.Read("window", solver.window, kPositiveInteger);
+  m.Read("window", solver.window);
   m.Read("initializer", solver.initializer);
-  m.Read("mg_levels", solver.mg_levels, kPositiveInteger);
-  m.Read("mg_embedding", solver.mg_embedding, kEmbeddings);
+  m.Read("mg_levels", solver.mg_levels);
+  m.Read("mg_embedding", solver.mg_embedding);
   if (mpm && m.Has("hessian_projection"))
     m.Get("hessian_projection").Error("only FEM scenes (discretization: fem) take 'hessian_projection'");
-  m.Read("hessian_projection", solver.hessian_projection, kHessianProjections);
+  m.Read("hessian_projection", solver.hessian_projection);
   return solver;
+}
+
+const KeyTable* DotKeys() {
+  static const KeyTable table{
+      "dot", "FEM only: DOT's subdomains and coarse space, the defaults of the -dot_ options",
+      {Integer("subdomains_per_rank", "by subdomain_nodes", kPositiveInteger,
+               "each rank's tets split again by METIS into this many subdomains (instead of subdomain_nodes)",
+               "Li et al. 2019 (DOT)"),
+       Integer("subdomain_nodes", Default(DotConfig{}.subdomain_nodes), kPositiveInteger,
+               "target nodes per subdomain: the mesh split by METIS into max(1, round(N / this)) parts"),
+       Choice("merge", "symmetric (coarse rigid), average (coarse none)", {"average", "symmetric"},
+              "how subdomain back-solves merge at shared nodes: the mean (DOT's code), or a symmetric partition of unity"),
+       Choice("coarse", Default(DotConfig{}.coarse), {"rigid", "none"},
+              "coarse space: two-level Schwarz on each subdomain's rigid-body modes, or one level (DOT's)")}};
+  return &table;
+}
+
+/// The top-level `dot` block (FEM only): DOT's subdomains (Li et al. 2019).
+DotConfig ParseDot(const Field& f) {
+  const MapView m(f, *DotKeys());
+  DotConfig dot;
+  m.Read("subdomains_per_rank", dot.subdomains_per_rank);
+  m.Read("subdomain_nodes", dot.subdomain_nodes);
+  m.Read("merge", dot.merge);
+  m.Read("coarse", dot.coarse);
+  return dot;
+}
+
+// ============================================================================ particles
+
+const KeyTable* ChainMassKeys() {
+  static const KeyTable table{"chains[].masses[]", "a particle's own mass",
+                              {Integer("index", "required", kNonNegative, "the particle").Allowing("[0, particles - 1]"),
+                               Number("mass", "required", kPositive, "kg")}};
+  return &table;
+}
+
+const KeyTable* ChainKeys() {
+  static const KeyTable table{
+      "chains[]",
+      "particles only: a polyline of particles joined by distance constraints of compliance alpha (XPBD)",
+      {Text("name", "chain<i>", "the chain's name"),
+       Other("points", "sequence of [x, y, z]", "", "at least 2, no zero-length edge",
+             "the particles' positions, m (exactly one of points, start)")
+           .For({"points"}),
+       Vector("start", "", "the first particle, m (with step and count; exactly one of points, start)").For({"start"}),
+       Vector("step", "required with start", "particle i at start + i step, m").For({"start"}),
+       Integer("count", "required with start", Range{2.0, kInf}, "the number of particles").For({"start"}),
+       Number("mass", "required", kPositive, "kg per particle", "Macklin et al. 2019, Sec. 6.1"),
+       Other("masses", "sequence of maps", "", "", "per-particle mass overrides").Sub(ChainMassKeys),
+       Other("pinned", "sequence of integers", "", "[0, particles - 1]", "particles held where they start"),
+       Number("compliance", Default(ChainConfig{}.compliance), kNonNegative, "alpha, m/N (1/stiffness; 0: inextensible)", "Macklin et al. 2019"),
+       Vector("initial_velocity", Default(ChainConfig{}.initial_velocity), "m/s, of every particle not pinned")}};
+  return &table;
 }
 
 /// chains[i] (discretization: particles): a polyline of particles, see ChainConfig.
 ChainConfig ParseChain(const Field& f, std::size_t i) {
-  const MapView m(f, {"name", "points", "start", "step", "count", "mass", "masses", "pinned",
-                      "compliance", "initial_velocity"});
+  const MapView m(f, *ChainKeys());
   ChainConfig chain;
   chain.name = "chain" + std::to_string(i);
   m.Read("name", chain.name);
   if (m.ExactlyOne({"points", "start"}) == 0) {
-    m.Restrict({"name", "points", "mass", "masses", "pinned", "compliance", "initial_velocity"},
-               "with points");
+    m.RestrictTo("points", "with points");
     const std::vector<Field> items = m.Get("points").Items();
     if (items.size() < 2) m.Get("points").Expected("a sequence of at least 2 points");
     for (std::size_t k = 0; k < items.size(); ++k) {
       items[k].To(chain.points.emplace_back());
       if (k > 0 && chain.points[k] == chain.points[k - 1])
-        items[k].Error("zero-length edge: the same position as points[" + std::to_string(k - 1) +
-                       "], " + FormatVec(chain.points[k]));
+        items[k].Error("zero-length edge: the same position as points[" + std::to_string(k - 1) + "], " +
+                       FormatVec(chain.points[k]));
     }
   } else {
     Vec3 start, step;
     int count = 0;
-    m.Require("start").To(start);
-    m.Require("step").To(step);
-    m.Require("count").To(count, Range{2.0, kInf});
+    m.ReadRequired("start", start);
+    m.ReadRequired("step", step);
+    m.ReadRequired("count", count);
     // Its positions, velocities, previous positions and inverse masses at least.
     RefuseBeyondMemory(m.Require("count"), count, 10.0 * sizeof(double), "chain particles");
     if (step.squaredNorm() == 0.0) m.Get("step").Error("zero-length edge: expected a non-zero step");
@@ -944,46 +967,164 @@ ChainConfig ParseChain(const Field& f, std::size_t i) {
   }
   const int n = static_cast<int>(chain.points.size());
   const Range index{0.0, static_cast<double>(n - 1)};
-  m.Require("mass").To(chain.mass, kPositive);
+  m.ReadRequired("mass", chain.mass);
   for (const Field& item : m.Get("masses").Items()) {
-    const MapView override_mass(item, {"index", "mass"});
+    const MapView override_mass(item, *ChainMassKeys());
     auto& [particle, mass] = chain.masses.emplace_back();
     override_mass.Require("index").To(particle, index);
-    override_mass.Require("mass").To(mass, kPositive);
+    override_mass.ReadRequired("mass", mass);
   }
   for (const Field& item : m.Get("pinned").Items()) item.To(chain.pinned.emplace_back(), index);
-  m.Read("compliance", chain.compliance, kNonNegative);
+  m.Read("compliance", chain.compliance);
   m.Read("initial_velocity", chain.initial_velocity);
   return chain;
 }
 
+const KeyTable* ClothKeys() {
+  static const KeyTable table{
+      "cloths[]",
+      "particles only: a triangle surface's vertices, each edge a distance constraint of compliance alpha (XPBD)",
+      {Text("name", "cloth<i>", "the cloth's name"),
+       Other("mesh", "path", "required", ".off or .stl", "the surface, resolved against the scene's folder"),
+       Other("transform", "map", "identity", "", "the rigid placement of the surface").Sub(TransformKeys),
+       Number("mass", "required", kPositive, "kg per particle"),
+       Other("pinned", "sequence of integers", "", ">= 0", "vertices held where they start"),
+       Number("compliance", Default(ClothConfig{}.compliance), kNonNegative, "alpha, m/N (the paper's k = 1e7 N/m: 1e-7)", "Macklin et al. 2019, Sec. 6.2"),
+       Vector("initial_velocity", Default(ClothConfig{}.initial_velocity), "m/s"),
+       Number("bending_compliance", "none", kNonNegative,
+              "m/N: a distance constraint across each interior edge (absent: no bending)")}};
+  return &table;
+}
+
 /// cloths[i] (discretization: particles): a triangle surface's edges, see ClothConfig.
-ClothConfig ParseCloth(const Field& f, std::size_t i, const fs::path& scene_folder) {
-  const MapView m(f, {"name", "mesh", "transform", "mass", "pinned", "compliance", "initial_velocity",
-                      "bending_compliance"});
+ClothConfig ParseCloth(const Field& f, std::size_t i, const std::string& scene_folder) {
+  const MapView m(f, *ClothKeys());
   ClothConfig cloth;
   cloth.name = "cloth" + std::to_string(i);
   m.Read("name", cloth.name);
   cloth.mesh = ReadPath(m.Require("mesh"), scene_folder);
   cloth.transform = ParseTransform(m.Get("transform"));
-  m.Require("mass").To(cloth.mass, kPositive);
-  for (const Field& item : m.Get("pinned").Items())
-    item.To(cloth.pinned.emplace_back(), Range{0.0, kInf});
-  m.Read("compliance", cloth.compliance, kNonNegative);
+  m.ReadRequired("mass", cloth.mass);
+  for (const Field& item : m.Get("pinned").Items()) item.To(cloth.pinned.emplace_back(), Range{0.0, kInf});
+  m.Read("compliance", cloth.compliance);
   m.Read("initial_velocity", cloth.initial_velocity);
-  cloth.bending = m.Read("bending_compliance", cloth.bending_compliance, kNonNegative);
+  cloth.bending = m.Read("bending_compliance", cloth.bending_compliance);
   return cloth;
 }
 
-/// The top-level `dot` block (FEM only): DOT's subdomains (Li et al. 2019).
-DotConfig ParseDot(const Field& f) {
-  const MapView m(f, {"subdomains_per_rank", "subdomain_nodes", "merge", "coarse"});
-  DotConfig dot;
-  m.Read("subdomains_per_rank", dot.subdomains_per_rank, kPositiveInteger);
-  m.Read("subdomain_nodes", dot.subdomain_nodes, kPositiveInteger);
-  m.Read("merge", dot.merge, kDotMerges);
-  m.Read("coarse", dot.coarse, kDotCoarseSpaces);
-  return dot;
+// ============================================================================ integrators and fem
+
+const KeyTable* DampingKeys() {
+  static const KeyTable table{"damping", "lagged Rayleigh damping",
+                              {Number("stiffness_beta", Default(DampingConfig{}.stiffness_beta), kNonNegative, "stiffness-proportional coefficient beta, s",
+                                      "Gast et al. 2015, Sec. 4.2")}};
+  return &table;
+}
+
+const KeyTable* FrictionKeys() {
+  static const KeyTable table{
+      "friction", "friction against the collision objects",
+      {Choice("model", Default(FrictionConfig{}.model), {"after_solve", "potential"},
+              "Coulomb friction on the velocities after the solve, or IPC's lagged smoothed potential inside it",
+              "Gast et al. 2015, Sec. 5.2; Li et al. 2020 (IPC), Sec. 5"),
+       Number("epsilon_v", Default(FrictionConfig{}.epsilon_v), kPositive, "IPC's eps_v, m/s: tangential speeds below it count as static",
+              "Li et al. 2020 (IPC), Sec. 5.2"),
+       Integer("lagged_updates", Default(FrictionConfig{}.lagged_updates), kPositiveInteger, "friction solves per step, normals and forces lagged again",
+               "Li et al. 2020 (IPC), Sec. 5.1")}};
+  return &table;
+}
+
+const KeyTable* QuasiStaticKeys() {
+  static const KeyTable table{
+      "quasi_static", "integrator quasi_static: each step minimizes energy - external work, no inertia",
+      {Flag("ramp", Default(QuasiStaticConfig{}.ramp), "gravity scaled by min(1, t / ramp_time) (load stepping)"),
+       Number("ramp_time", "the run's duration", kPositive, "s"),
+       Number("tolerance", Default(QuasiStaticConfig{}.tolerance), kPositive, "equilibrium: |residual|_2 <= tolerance |f_ext|_2 over the free nodes")}};
+  return &table;
+}
+
+const KeyTable* XpbdKeys() {
+  static const KeyTable table{
+      "xpbd", "integrator xpbd: each step cut into substeps of constraint passes",
+      {Integer("substeps", Default(XpbdConfig{}.substeps), kPositiveInteger, "n, substeps per step", "Macklin et al. 2019"),
+       Integer("iterations", Default(XpbdConfig{}.iterations), kPositiveInteger, "constraint passes per substep", "Macklin et al. 2019, Alg. 1"),
+       Number("max_depenetration_speed", Default(XpbdConfig{}.max_depenetration_speed), kPositive,
+              "v_max, m/s, the depenetration speed limit of contacts", "Macklin et al. 2019, Sec. 4.2"),
+       Choice("order", Default(XpbdConfig{}.order), {"coloring", "jacobi"},
+              "tet meshes: Gauss-Seidel by color, or Jacobi with averaged corrections", "Macklin et al. 2014, Sec. 4.2")}};
+  return &table;
+}
+
+const KeyTable* AsyncKeys() {
+  static const KeyTable table{
+      "async", "FEM, integrator async: asynchronous evolution of a surface layer and the interior",
+      {Integer("surface_layers", Default(AsyncConfig{}.surface_layers), kPositiveInteger, "layers of tets from the surface in the semi-implicit region",
+               "Schroeder et al. 2010, Sec. 4"),
+       Number("epsilon", Default(AsyncConfig{}.epsilon), Range{0.0, 1.0}, "force distribution epsilon P f + (1 - epsilon) f",
+              "Schroeder et al. 2010, Sec. 5"),
+       Choice("coupling", Default(AsyncConfig{}.coupling), {"frame", "paper"},
+              "the interior's step at the frame boundary: one implicit step, or the paper's coupled last substep",
+              "Schroeder et al. 2010, Sec. 4.3")}};
+  return &table;
+}
+
+const KeyTable* SelfContactKeys() {
+  static const KeyTable table{
+      "self_contact", "FEM: penalty self- and body-body collisions",
+      {Flag("enabled", Default(SelfContactConfig{}.enabled), "on or off", "Gast et al. 2015, Sec. 5.3"),
+       Number("stiffness", Default(SelfContactConfig{}.stiffness), kPositive, "k in Phi = k d sqrt(d + 1e-15), J/m^3"),
+       Flag("line_search_guard", Default(SelfContactConfig{}.line_search_guard), "skip contact detection in a backtracking trial already above E(x_i)",
+            "Gast et al. 2015, Sec. 3.3"),
+       Number("friction", Default(SelfContactConfig{}.friction), kNonNegative, "Coulomb coefficient mu between a node and its closest primitive",
+              "Gast et al. 2015, Sec. 5.3")}};
+  return &table;
+}
+
+// ============================================================================ app
+
+const KeyTable* OutputKeys() {
+  static const KeyTable table{
+      "output", "the output folder, frames and checkpoints",
+      {Text("directory", "out/<name>", "the output folder, relative to the working directory"),
+       Integer("every", Default(OutputConfig{}.every), kPositiveInteger, "write every N-th frame (frame 0 always)"),
+       Integer("checkpoint_every_steps", Default(OutputConfig{}.checkpoint_every_steps), kNonNegative, "a checkpoint every N accepted steps (0: not by steps)"),
+       Number("checkpoint_every_seconds", Default(OutputConfig{}.checkpoint_every_seconds), kNonNegative, "a checkpoint every T wall-clock seconds (0: not by time)"),
+       Integer("checkpoints_kept", Default(OutputConfig{}.checkpoints_kept), kPositiveInteger, "the newest checkpoints kept")}};
+  return &table;
+}
+
+
+const KeyTable* SceneKeys() {
+  static const KeyTable table{
+      "", "a scene: everything a run needs (SI units)",
+      {Text("name", "the file's stem", "names the output files and the default folder").Allowing("[A-Za-z0-9._-]+, not starting with '.'"),
+       Vector("gravity", Default(SceneConfig{}.gravity), "m/s^2"),
+       Other("integrator", "choice", Default(SceneConfig{}.integrator), "backward_euler, quasi_static, xpbd, semi_implicit, async",
+             "the time integrator"),
+       Choice("discretization", Default(SceneConfig{}.discretization), {"fem", "mpm", "particles"}, "tet meshes, MPM particles, or chains and cloths"),
+       Other("mpm", "map", "", "", "the MPM grid and particles").Sub(MpmKeys),
+       Other("time", "map", "required", "", "time stepping").Sub(TimeKeys),
+       Other("bodies", "sequence of maps", "required (FEM, MPM)", "", "the bodies").Sub(BodyKeys),
+       Other("boundary_conditions", "sequence of maps", "", "", "Dirichlet conditions").Sub(BoundaryConditionKeys),
+       Other("collision_objects", "sequence of maps", "", "", "analytic obstacles").Sub(CollisionObjectKeys),
+       Other("solver", "map", "", "", "the per-step minimizer").Sub(SolverKeys),
+       Other("dot", "map", "", "", "DOT's subdomains").Sub(DotKeys),
+       Other("damping", "map", "", "", "Rayleigh damping").Sub(DampingKeys),
+       Other("friction", "map", "", "", "friction against collision objects").Sub(FrictionKeys),
+       Other("quasi_static", "map", "", "", "the quasi-static integrator").Sub(QuasiStaticKeys),
+       Other("xpbd", "map", "", "", "the XPBD integrator").Sub(XpbdKeys),
+       Other("chains", "sequence of maps", "", "", "particles only: chains").Sub(ChainKeys),
+       Other("cloths", "sequence of maps", "", "", "particles only: cloths").Sub(ClothKeys),
+       Other("async", "map", "", "", "the asynchronous integrator").Sub(AsyncKeys),
+       Other("self_contact", "map", "", "", "self- and body-body contact").Sub(SelfContactKeys),
+       Other("output", "map", "", "", "output").Sub(OutputKeys),
+       Other("petsc_options", "string or sequence of strings", "", "",
+             "PETSc options inserted before the command line's (the command line wins)"),
+       Other("time_functions", "map from names to maps", "", "", "named time functions").Sub(TimeFunctionKeys),
+       Other("loads", "sequence of maps", "", "", "external loads").Sub(LoadKeys),
+       Other("gravity_time_function", "name or map", "constant 1", "a key of time_functions, or inline",
+             "tau(t), scaling gravity").Sub(TimeFunctionKeys)}};
+  return &table;
 }
 
 /// A string, or a sequence of strings joined by spaces.
@@ -997,11 +1138,7 @@ std::string ParsePetscOptions(const Field& f) {
 }
 
 SceneConfig ParseScene(const Field& root, const std::string& path) {
-  const MapView m(root, {"name", "gravity", "integrator", "discretization", "mpm", "time",
-                         "bodies", "boundary_conditions", "collision_objects", "solver",
-                         "dot", "damping", "friction", "quasi_static", "xpbd", "chains", "cloths",
-                         "async", "self_contact", "output", "petsc_options", "time_functions",
-                         "loads", "gravity_time_function"});
+  const MapView m(root, *SceneKeys());
   SceneConfig scene;
   scene.path = path;
   scene.name = fs::path(path).stem().string();
@@ -1017,16 +1154,16 @@ SceneConfig ParseScene(const Field& root, const std::string& path) {
   m.Read("gravity", scene.gravity);
   // The integrator factory checks the name (integrators/IntegratorFactory.hpp).
   m.Read("integrator", scene.integrator);
-  m.Read("discretization", scene.discretization, kDiscretizations);
+  m.Read("discretization", scene.discretization);
   const bool mpm = scene.discretization == "mpm";
   MpmOnlyKeys(mpm, m, {"mpm"});
   if (mpm) scene.mpm = ParseMpm(m.Require("mpm"));
   scene.time = ParseTime(m.Require("time"));
 
-  const fs::path scene_folder = fs::path(path).parent_path();
-  // Particle scenes hold chains and cloths only; the others bodies only.
+  const std::string scene_folder = fs::path(path).parent_path().string();
+  // Particle scenes hold chains, cloths and collision objects; the others bodies.
   const bool particles = scene.discretization == "particles";
-  for (const char* key : {"bodies", "boundary_conditions", "collision_objects"})
+  for (const char* key : {"bodies", "boundary_conditions"})
     if (particles && m.Has(key))
       m.Get(key).Error(std::string("particle scenes (discretization: particles) take 'chains' "
                                    "with 'pinned' particles, not '") + key + "'");
@@ -1080,39 +1217,34 @@ SceneConfig ParseScene(const Field& root, const std::string& path) {
     m.Get("solver").Child("method").Error("'dot' needs a tet mesh: only FEM scenes (discretization: fem) take it");
   scene.solver.dot = ParseDot(m.Get("dot"));
   scene.solver.scene_path = path;
-  MapView(m.Get("damping"), {"stiffness_beta"})
-      .Read("stiffness_beta", scene.damping.stiffness_beta, kNonNegative);
-  const MapView friction(m.Get("friction"), {"model", "epsilon_v", "lagged_updates"});
-  friction.Read("model", scene.friction.model, kFrictionModels);
-  friction.Read("epsilon_v", scene.friction.epsilon_v, kPositive);
-  friction.Read("lagged_updates", scene.friction.lagged_updates, kPositiveInteger);
-  const MapView quasi_static(m.Get("quasi_static"), {"ramp", "ramp_time", "tolerance"});
+  MapView(m.Get("damping"), *DampingKeys()).Read("stiffness_beta", scene.damping.stiffness_beta);
+  const MapView friction(m.Get("friction"), *FrictionKeys());
+  friction.Read("model", scene.friction.model);
+  friction.Read("epsilon_v", scene.friction.epsilon_v);
+  friction.Read("lagged_updates", scene.friction.lagged_updates);
+  const MapView quasi_static(m.Get("quasi_static"), *QuasiStaticKeys());
   quasi_static.Read("ramp", scene.quasi_static.ramp);
-  quasi_static.Read("ramp_time", scene.quasi_static.ramp_time, kPositive);
-  quasi_static.Read("tolerance", scene.quasi_static.tolerance, kPositive);
-  const MapView xpbd(m.Get("xpbd"),
-                     {"substeps", "iterations", "max_depenetration_speed", "order"});
-  xpbd.Read("substeps", scene.xpbd.substeps, kPositiveInteger);
-  xpbd.Read("iterations", scene.xpbd.iterations, kPositiveInteger);
-  xpbd.Read("max_depenetration_speed", scene.xpbd.max_depenetration_speed, kPositive);
-  xpbd.Read("order", scene.xpbd.order, Names{"coloring", "jacobi"});
-  for (const char* key : {"max_depenetration_speed", "order"})
-    if (particles && xpbd.Has(key))
-      xpbd.Get(key).Error("only for tet meshes: particle scenes have no collision objects and "
-                          "step their constraints in scene order");
+  quasi_static.Read("ramp_time", scene.quasi_static.ramp_time);
+  quasi_static.Read("tolerance", scene.quasi_static.tolerance);
+  const MapView xpbd(m.Get("xpbd"), *XpbdKeys());
+  xpbd.Read("substeps", scene.xpbd.substeps);
+  xpbd.Read("iterations", scene.xpbd.iterations);
+  xpbd.Read("max_depenetration_speed", scene.xpbd.max_depenetration_speed);
+  xpbd.Read("order", scene.xpbd.order);
+  if (particles && xpbd.Has("order"))
+    xpbd.Get("order").Error("only for tet meshes: particle scenes step their constraints by color");
   if (mpm && m.Has("async")) m.Get("async").Error("only FEM scenes (discretization: fem) take 'async'");
-  const MapView async(m.Get("async"), {"surface_layers", "epsilon", "coupling"});
-  async.Read("surface_layers", scene.async.surface_layers, kPositiveInteger);
-  async.Read("epsilon", scene.async.epsilon, Range{0.0, 1.0});
-  async.Read("coupling", scene.async.coupling, Names{"frame", "paper"});
+  const MapView async(m.Get("async"), *AsyncKeys());
+  async.Read("surface_layers", scene.async.surface_layers);
+  async.Read("epsilon", scene.async.epsilon);
+  async.Read("coupling", scene.async.coupling);
   if (mpm && m.Has("self_contact"))
     m.Get("self_contact").Error("only FEM scenes (discretization: fem) take 'self_contact'");
-  const MapView self_contact(m.Get("self_contact"),
-                             {"enabled", "stiffness", "line_search_guard", "friction"});
+  const MapView self_contact(m.Get("self_contact"), *SelfContactKeys());
   self_contact.Read("enabled", scene.self_contact.enabled);
-  self_contact.Read("stiffness", scene.self_contact.stiffness, kPositive);
+  self_contact.Read("stiffness", scene.self_contact.stiffness);
   self_contact.Read("line_search_guard", scene.self_contact.line_search_guard);
-  self_contact.Read("friction", scene.self_contact.friction, kNonNegative);
+  self_contact.Read("friction", scene.self_contact.friction);
   // Constraint collisions (fem/ConstraintCollisions.hpp) live in backward Euler's
   // minimization, whose Hessian pattern they keep; self-contact adds nonzeros outside it.
   for (std::size_t i = 0; i < scene.collision_objects.size(); ++i) {
@@ -1123,14 +1255,13 @@ SceneConfig ParseScene(const Field& root, const std::string& path) {
     if (scene.self_contact.enabled)
       method.Error("'constraint' cannot be combined with self_contact.enabled: true (use 'penalty')");
   }
-  const MapView output(m.Get("output"), {"directory", "every", "checkpoint_every_steps",
-                                         "checkpoint_every_seconds", "checkpoints_kept"});
+  const MapView output(m.Get("output"), *OutputKeys());
   scene.output.directory = "out/" + scene.name;
   output.Read("directory", scene.output.directory);
-  output.Read("every", scene.output.every, kPositiveInteger);
-  output.Read("checkpoint_every_steps", scene.output.checkpoint_every_steps, kNonNegative);
-  output.Read("checkpoint_every_seconds", scene.output.checkpoint_every_seconds, kNonNegative);
-  output.Read("checkpoints_kept", scene.output.checkpoints_kept, kPositiveInteger);
+  output.Read("every", scene.output.every);
+  output.Read("checkpoint_every_steps", scene.output.checkpoint_every_steps);
+  output.Read("checkpoint_every_seconds", scene.output.checkpoint_every_seconds);
+  output.Read("checkpoints_kept", scene.output.checkpoints_kept);
   scene.petsc_options = ParsePetscOptions(m.Get("petsc_options"));
   return scene;
 }
@@ -1241,6 +1372,8 @@ std::string FirstDifference(const YAML::Node& a, const YAML::Node& b, const std:
 }
 
 }  // namespace
+
+const KeyTable& SceneSchema() { return *SceneKeys(); }
 
 std::string SceneDifference(const std::string& checkpoint_text, const std::string& text) {
   try {

@@ -13,18 +13,10 @@
 #include <vector>
 
 #include "core/Types.hpp"
+#include "io/SceneKeys.hpp"
 
 namespace optistep {
 
-/// Rigid placement of a body: x -> R (s .* x) + t, with s a per-axis scale, R a rotation
-/// of angle_deg degrees about axis (right-handed), t a translation (m).
-struct TransformConfig {
-  Vec3 scale = Vec3::Ones();
-  Vec3 rotate_axis = Vec3::UnitZ();
-  double rotate_angle_deg = 0.0;
-  Vec3 translate = Vec3::Zero();
-  Vec3 Apply(const Vec3& x) const;
-};
 
 /// Plasticity of an MPM material: a return mapping applied per particle after each step
 /// (src/mpm/Plasticity.hpp, which converts this to mpm::PlasticityParameters with
@@ -184,8 +176,8 @@ struct CollisionObjectConfig {
   Vec3 normal = Vec3::UnitY(); ///< kHalfSpace: outward normal (normalized on read)
   Vec3 center = Vec3::Zero();  ///< kSphere, kCylinder, kTorus, kBowl; kBoxWithHole: on the hole's axis
   double radius = 0.0;         ///< kSphere, kCylinder, m, > 0
-  Vec3 box_min = Vec3::Zero(); ///< kBox
-  Vec3 box_max = Vec3::Zero(); ///< kBox
+  Vec3 box_min = Vec3::Zero(); ///< kBox, kBoxWithHole: box_min < box_max componentwise
+  Vec3 box_max = Vec3::Zero(); ///< kBox, kBoxWithHole
   Vec3 axis = Vec3::UnitY();   ///< kCylinder, kTorus, kBowl, kBoxWithHole (normalized on read)
   /// kCylinder: capped at |axial offset from center| < half_length (m, > 0); infinite
   /// (uncapped) by default.

@@ -30,8 +30,31 @@ void XpbdParticles::Distribute(std::size_t n_owned, std::vector<char> counted,
   halo_ = std::move(halo);
 }
 
+void XpbdParticles::SetObstacles(std::vector<Obstacle> obstacles, double max_depenetration_speed) {
+  obstacles_ = std::move(obstacles);
+  max_depenetration_speed_ = max_depenetration_speed;
+}
+
+void XpbdParticles::FindContacts(double dt) {
+  contacts_.clear();
+  // Every local particle, ghosts too: they hold bitwise their owners' x and v, so each rank
+  // projects them alike and no exchange follows the contacts.
+  for (size_t p = 0; p < x_.size() && !obstacles_.empty(); ++p) {
+    if (w_[p] == 0.0) continue;
+    const Vec3 predicted = x_[p] + dt * v_[p] + dt * dt * gravity_;
+    const double reach = (predicted - x_[p]).norm();
+    for (size_t k = 0; k < obstacles_.size(); ++k) {
+      Vec3 n;
+      const double phi = std::min(obstacles_[k].signed_distance(x_[p], &n),
+                                  obstacles_[k].signed_distance(predicted, &n));
+      if (phi < reach) contacts_.emplace_back(p, k);
+    }
+  }
+}
+
 void XpbdParticles::Step(double dt, int substeps, int iterations) {
   const double dt_s = dt / substeps;
+  FindContacts(dt);
   for (int s = 0; s < substeps; ++s) Substep(dt_s, iterations);
 }
 
@@ -69,7 +92,17 @@ void XpbdParticles::Substep(double dt_s, int iterations) {
       if (halo_) halo_(static_cast<int>(color));
     }
     projections_ += n_counted_;
+    const bool limited = std::isfinite(max_depenetration_speed_);
+    for (const auto& [p, k] : contacts_) {
+      Vec3 n;
+      const double floor =
+          limited ? std::min(0.0, obstacles_[k].signed_distance(x_prev_[p], &n) + max_depenetration_speed_ * dt_s)
+                  : 0.0;
+      const double phi = obstacles_[k].signed_distance(x_[p], &n);
+      ProjectPointContact(&x_[p], x_prev_[p], phi, n, floor, obstacles_[k].friction);
+    }
   }
+  forces_estimated_ = true;
   const double inv_dt = 1.0 / dt_s;
   for (size_t p = 0; p < n; ++p) v_[p] = (x_[p] - x_prev_[p]) * inv_dt;
 }
@@ -90,11 +123,19 @@ double XpbdParticles::MotionEnergy(std::size_t p) const {
   return 0.5 * m * v_[p].squaredNorm() - m * gravity_.dot(x_[p]);
 }
 
-double XpbdParticles::SpringEnergy(std::size_t k) const {
+double XpbdParticles::StretchEnergy(std::size_t k) const {
   const Constraint& c = constraints_[k];
   if (!(c.alpha > 0.0)) return 0.0;
   const double C = (x_[c.i] - x_[c.j]).norm() - c.rest;
   return C * C / (2.0 * c.alpha);
+}
+
+double XpbdParticles::ElasticEnergy(std::size_t k) const {
+  const Constraint& c = constraints_[k];
+  if (!(c.alpha > 0.0)) return 0.0;
+  if (!forces_estimated_) return StretchEnergy(k);
+  const double f = lambda_[k] / (dt_s_ * dt_s_);
+  return 0.5 * c.alpha * f * f;
 }
 
 double XpbdParticles::MotionEnergy() const {
@@ -103,10 +144,10 @@ double XpbdParticles::MotionEnergy() const {
   return energy;
 }
 
-double XpbdParticles::ConstraintEnergy() const {
+double XpbdParticles::ElasticEnergy() const {
   double energy = 0.0;
   for (size_t k = 0; k < constraints_.size(); ++k)
-    if (counted(k)) energy += SpringEnergy(k);
+    if (counted(k)) energy += ElasticEnergy(k);
   return energy;
 }
 

@@ -18,16 +18,52 @@
 // beta = beta_R / alpha: see integrators/FemXpbd.hpp). A spring of stiffness k (N/m) has
 // alpha = 1 / k; alpha = 0 is inextensible. Pinned particles have w = 0 and stay put.
 // lambda / dt_s^2 after a substep is the constraint's force estimate (N; the paper's Fig. 4).
+// Obstacles (SetObstacles): after each pass, every contact candidate of the step (found once
+// per step from the swept prediction, Sec. 4.3) is held out of its object by
+// ProjectPointContact, the inequality constraint and friction FemXpbd applies to tet nodes.
+//
+// Energy (Energy, the paper's Fig. 6): kinetic + gravitational + the constraints' elastic
+// energy alpha f^2 / 2 of their force estimates f = lambda / dt_s^2, which is C^2 / (2 alpha)
+// where the pass has solved the constraint (C = -alpha~ lambda) and, unlike it, does not
+// count the residual stretch a pass leaves as stored energy (StretchEnergy does).
 #include <cstddef>
 #include <functional>
+#include <limits>
+#include <utility>
 #include <vector>
 
 #include "core/Types.hpp"
 
 namespace optistep {
 
+/// One point against an analytic object as an XPBD inequality constraint of zero compliance,
+/// phi(p) >= floor (Macklin et al. 2019, Sec. 4.3; floor <= 0, Sec. 4.2's depenetration
+/// limit, 0 without it), with Coulomb friction (Sec. 4.4): the tangential motion of the
+/// substep, p - p_prev, is removed up to mu times the normal correction. phi (m) and the
+/// outward unit normal n are the object's at p. Returns whether p was moved.
+inline bool ProjectPointContact(Vec3* p, const Vec3& p_prev, double phi, const Vec3& n, double floor,
+                                double mu) {
+  if (phi >= floor) return false;
+  *p -= (phi - floor) * n;
+  if (mu > 0.0) {
+    const Vec3 motion = *p - p_prev;
+    const Vec3 tangential = motion - motion.dot(n) * n;
+    const double slip = tangential.norm();
+    const double limit = mu * (floor - phi);
+    *p -= slip <= limit ? tangential : Vec3(tangential * (limit / slip));
+  }
+  return true;
+}
+
 class XpbdParticles {
  public:
+  /// An analytic collision object: its signed distance phi(x) (m) with the outward normal,
+  /// and its friction coefficient.
+  struct Obstacle {
+    std::function<double(const Vec3&, Vec3*)> signed_distance;
+    double friction = 0.0;
+  };
+
   struct Constraint {
     int i = 0;            ///< particle indices
     int j = 0;
@@ -48,8 +84,15 @@ class XpbdParticles {
   void Distribute(std::size_t n_owned, std::vector<char> counted, std::vector<std::size_t> color_begin,
                   std::function<void(int)> halo);
 
-  /// n substeps of dt / n (s), each with `iterations` passes.
+  /// The objects the particles collide with (none by default); v_max (m/s): the depenetration
+  /// speed limit of Sec. 4.2 (infinity: off).
+  void SetObstacles(std::vector<Obstacle> obstacles, double max_depenetration_speed);
+
+  /// n substeps of dt / n (s), each with `iterations` passes; contacts found once first.
   void Step(double dt, int substeps, int iterations);
+  /// The step's contact candidates (Sec. 4.3): free particles whose swept prediction
+  /// x -> x + dt v + dt^2 g comes within its own length of an obstacle.
+  void FindContacts(double dt);
   /// One substep of dt_s (s).
   void Substep(double dt_s, int iterations);
 
@@ -69,17 +112,22 @@ class XpbdParticles {
   double MaxStrain() const;
   /// The total energy (J) of the free owned particles (w > 0; pinned ones do not move): kinetic
   /// sum m |v|^2 / 2, gravitational potential -sum m g.x (zero at the origin), and the
-  /// counted constraints' elastic energy sum C^2 / (2 alpha) over the compliant ones (alpha > 0;
-  /// inextensible constraints store none). The quantity of Macklin et al. 2019, Fig. 6.
-  double Energy() const { return MotionEnergy() + ConstraintEnergy(); }
+  /// counted constraints' elastic energy (ElasticEnergy). The quantity of Macklin et al. 2019,
+  /// Fig. 6.
+  double Energy() const { return MotionEnergy() + ElasticEnergy(); }
   /// Its kinetic and gravitational part (J).
   double MotionEnergy() const;
-  /// Its constraint part sum C^2 / (2 alpha) over alpha > 0 (J).
-  double ConstraintEnergy() const;
+  /// Its elastic part, the sum of ElasticEnergy(k) over the counted constraints (J).
+  double ElasticEnergy() const;
   /// Particle p's share of MotionEnergy (J; 0 if pinned).
   double MotionEnergy(std::size_t p) const;
-  /// Constraint k's C^2 / (2 alpha) (J; 0 if inextensible).
-  double SpringEnergy(std::size_t k) const;
+  /// Constraint k's elastic energy alpha f^2 / 2 (J) of its force estimate f = lambda / dt_s^2
+  /// of the last substep; before the first substep, the force of its stretch, f = -C / alpha.
+  /// 0 if inextensible.
+  double ElasticEnergy(std::size_t k) const;
+  /// Constraint k's C^2 / (2 alpha) at the current positions (J; 0 if inextensible): with a
+  /// pass that has not solved the constraint, the residual stretch measured as if stored.
+  double StretchEnergy(std::size_t k) const;
   /// Constraint projections so far (of the counted constraints).
   long long projections() const { return projections_; }
 
@@ -90,6 +138,10 @@ class XpbdParticles {
   std::vector<double> w_;
   std::vector<Constraint> constraints_;
   std::vector<double> lambda_;
+  bool forces_estimated_ = false;  ///< lambda_ holds a substep's multipliers
+  std::vector<Obstacle> obstacles_;
+  double max_depenetration_speed_ = std::numeric_limits<double>::infinity();
+  std::vector<std::pair<std::size_t, std::size_t>> contacts_;  ///< (particle, obstacle)
   Vec3 gravity_;
   double damping_beta_ = 0.0;
   double dt_s_ = 1.0;

@@ -382,17 +382,18 @@ def test_frame_metrics_read_the_frames_with_h5py(tmp_path):
 def test_chain_and_cloth_metrics_take_the_papers_rows(tmp_path):
     from optistep_bench import collect
     path = str(tmp_path / "out" / "stats.csv")
-    # 180 steps of 1/60 s: max_strain k, force_0 2k, total_energy 10k, constraint_energy k
-    write_stats(path, ["max_strain", "force_0", "total_energy", "constraint_energy"],
-                [(k, 2 * k, 10 * k, k) for k in range(1, 181)])
+    # 180 steps of 1/60 s: max_strain k, force_0 2k, total_energy 10k, elastic_energy k,
+    # stretch_energy 3k
+    write_stats(path, ["max_strain", "force_0", "total_energy", "elastic_energy", "stretch_energy"],
+                [(k, 2 * k, 10 * k, k, 3 * k) for k in range(1, 181)])
     stats = collect.Stats(path)
     chain = collect.metric_chain(str(tmp_path), stats, {"bottom_kg": "1e5"})
     assert chain["mean_max_strain"] == pytest.approx(90.5)  # mean of 61..120
     assert chain["force_over_weight"] == pytest.approx(181.0 / ((18 + 1e5) * 9.81))
     cloth = collect.metric_cloth(str(tmp_path), stats, {})
     assert cloth == pytest.approx({"energy_1s_J": 600.0, "energy_3s_J": 1800.0,
-                                   "constraint_energy_3s_J": 180.0, "motion_energy_3s_J": 1620.0,
-                                   "max_strain_3s": 180.0})
+                                   "elastic_energy_3s_J": 180.0, "motion_energy_3s_J": 1620.0,
+                                   "stretch_energy_3s_J": 540.0, "max_strain_3s": 180.0})
 
 
 def test_sweep_and_dot_plots_draw_the_rows(tmp_path):
