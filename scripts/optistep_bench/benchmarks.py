@@ -91,7 +91,7 @@ FEM_LADDER = Benchmark(
     checkpoint_every_steps=4, table=LADDER_TABLE + (
         "s_per_step_f1_10", "s_per_step_f5_12", "outer_per_step_f5_12", "inner_per_step_f5_12",
         "halvings_f5_12"),
-    plots=("ladder",), replaces="(new)")
+    plots=("ladder",), replaces="scripts/bench-fem-ladder.sh")
 
 # ---------------------------------------------------------------------------- MPM
 MPM_METHODS = [
