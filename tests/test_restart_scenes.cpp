@@ -21,6 +21,7 @@
 #include <map>
 #include <memory>
 #include <sstream>
+#include <utility>
 
 #include "ScopedOptions.hpp"
 #include "TestScenes.hpp"
@@ -117,13 +118,15 @@ std::unique_ptr<Simulation> MakeSimulation(const SceneConfig& scene) {
 }
 
 /// Runs scene with options; stops it by SIGTERM after step stop_after (0: never); returns
-/// the outcome and, in frame_after_step[k - 1], the frame count after step k.
+/// the outcome and, per whole step taken (its halved pieces count as steps too), the step
+/// count and the frame count after it.
 RunOutcome RunScene(const SceneConfig& scene, RunOptions options, long stop_after,
-                    std::vector<int>* frame_after_step = nullptr, bool final_checkpoint = false) {
+                    std::vector<std::pair<long, int>>* frame_after_step = nullptr,
+                    bool final_checkpoint = false) {
   std::unique_ptr<Simulation> sim = MakeSimulation(scene);
   options.print = false;
   options.after_step = [&](long steps) {
-    if (frame_after_step) frame_after_step->push_back(sim->frame());
+    if (frame_after_step) frame_after_step->emplace_back(steps, sim->frame());
     // One rank only, as a stray signal would be; the schedule agrees on it.
     if (steps == stop_after && Rank() == 0) std::raise(SIGTERM);
   };
@@ -213,12 +216,13 @@ void ExpectSlicedRunBitwiseTheUninterruptedOne(const std::string& name, const st
 
   const SceneConfig whole = SmallScene(name, whole_dir, more);
   RunOptions options;
-  std::vector<int> frame_after_step;
+  std::vector<std::pair<long, int>> frame_after_step;
   ASSERT_EQ(RunScene(whole, options, 0, &frame_after_step, true), RunOutcome::kFinished);
   // Slice 2 stops at the first step of frame 1 that does not end it.
   long stop = 0;
   for (size_t k = 1; k + 1 < frame_after_step.size() && stop == 0; ++k)
-    if (frame_after_step[k - 1] == 1 && frame_after_step[k] == 1) stop = static_cast<long>(k + 1);
+    if (frame_after_step[k - 1].second == 1 && frame_after_step[k].second == 1)
+      stop = frame_after_step[k].first;
   ASSERT_GT(stop, 0) << name << ": frame 1 has a single step; shrink time.dt in kSmall";
 
   const SceneConfig first = SmallScene(name, sliced_dir, with({"time.frames=1", "output.checkpoint_every_steps=1"}));
@@ -241,7 +245,8 @@ void ExpectSlicedRunBitwiseTheUninterruptedOne(const std::string& name, const st
     ExpectSameDatasets(whole_dir + frame, sliced_dir + frame);
   }
   EXPECT_EQ(StatsValues(sliced_dir + "/out/stats.csv"), StatsValues(whole_dir + "/out/stats.csv"));
-  EXPECT_EQ(StatsValues(whole_dir + "/out/stats.csv").size(), frame_after_step.size() + 1);
+  EXPECT_EQ(StatsValues(whole_dir + "/out/stats.csv").size(),
+            static_cast<size_t>(frame_after_step.back().first) + 1);
 }
 
 class RestartScene : public ::testing::TestWithParam<std::string> {};
