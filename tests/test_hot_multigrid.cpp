@@ -37,6 +37,7 @@
 #include <cmath>
 #include <map>
 
+#include "GatheredMatrix.hpp"
 #include "MpmPotentialFixture.hpp"
 #include "MpmTestUtil.hpp"
 #include "TestUtil.hpp"
@@ -51,47 +52,10 @@ namespace optistep {
 namespace {
 
 using Coord = std::array<int, 3>;
-using Sparse = Eigen::SparseMatrix<double>;
+using test::Gather;
+using test::MaxAbs;
+using test::Sparse;
 using test::MpmPotentialTest;
-
-/// Collective: every node of a level, in global (PETSc) order, on every rank.
-std::vector<Coord> AllNodes(const GridInfo& level, MPI_Comm comm = MPI_COMM_WORLD) {
-  std::vector<int> mine;
-  for (const Coord& c : level.owned_nodes) mine.insert(mine.end(), c.begin(), c.end());
-  const std::vector<int> all = AllGatherLists(comm, mine);
-  std::vector<Coord> nodes(all.size() / 3);
-  for (std::size_t n = 0; n < nodes.size(); ++n) nodes[n] = {all[3 * n], all[3 * n + 1], all[3 * n + 2]};
-  return nodes;
-}
-
-/// Collective: the whole matrix A on every rank, as an Eigen sparse matrix.
-Sparse Gather(Mat A) {
-  const MPI_Comm comm = PetscObjectComm(reinterpret_cast<PetscObject>(A));
-  PetscInt begin = 0, end = 0, rows = 0, cols = 0;
-  OPTISTEP_PETSC(MatGetOwnershipRange(A, &begin, &end));
-  OPTISTEP_PETSC(MatGetSize(A, &rows, &cols));
-  std::vector<std::int64_t> index;
-  std::vector<double> value;
-  for (PetscInt r = begin; r < end; ++r) {
-    PetscInt n = 0;
-    const PetscInt* c = nullptr;
-    const PetscScalar* v = nullptr;
-    OPTISTEP_PETSC(MatGetRow(A, r, &n, &c, &v));
-    for (PetscInt k = 0; k < n; ++k) {
-      index.insert(index.end(), {r, c[k]});
-      value.push_back(v[k]);
-    }
-    OPTISTEP_PETSC(MatRestoreRow(A, r, &n, &c, &v));
-  }
-  const auto all_index = AllGatherLists(comm, index);
-  const auto all_value = AllGatherLists(comm, value);
-  std::vector<Eigen::Triplet<double>> triplets;
-  for (std::size_t k = 0; k < all_value.size(); ++k)
-    triplets.emplace_back(static_cast<int>(all_index[2 * k]), static_cast<int>(all_index[2 * k + 1]), all_value[k]);
-  Sparse S(rows, cols);
-  S.setFromTriplets(triplets.begin(), triplets.end());
-  return S;
-}
 
 /// The weight of coarse index c for fine index i along one axis, as HOT Sec. 4 states the
 /// linear embedding (a hat of half-width 2 fine cells) and as its reference code tabulates
@@ -138,14 +102,6 @@ Sparse ReferenceProlongation(const std::vector<Coord>& fine, const std::vector<C
   return P;
 }
 
-/// Largest |entry| of A.
-double MaxAbs(const Sparse& A) {
-  double m = 0.0;
-  for (int k = 0; k < A.outerSize(); ++k)
-    for (Sparse::InnerIterator it(A, k); it; ++it) m = std::max(m, std::abs(it.value()));
-  return m;
-}
-
 /// Sets PETSc options for one scope.
 class ScopedOptions {
  public:
@@ -176,7 +132,7 @@ class HotMultigridTest : public MpmPotentialTest {
   std::unique_ptr<MultigridInitializer> VCycle(const SolverConfig& config) {
     potential_ = Potential(false);
     dv_ = RandomVector(*potential_, 3, 0.2, false);
-    auto vcycle = std::make_unique<MultigridInitializer>(MPI_COMM_WORLD, config);
+    auto vcycle = std::make_unique<MultigridInitializer>(MPI_COMM_WORLD, config, MinimizerDefaults{PCPBJACOBI, true});
     vcycle->SetFromOptions();
     vcycle->SetUp(*potential_, dv_);
     return vcycle;
@@ -243,7 +199,7 @@ TEST_P(EmbeddingTest, GalerkinCoarseOperatorsEqualPtHPFormedIndependently) {
     GridInfo coarse;
     Mat P = BuildProlongation(MPI_COMM_WORLD, fine, embedding, &coarse);
     MatDestroy(&P);
-    const Sparse P_ref = ReferenceProlongation(AllNodes(fine), AllNodes(coarse), embedding);
+    const Sparse P_ref = ReferenceProlongation(test::GatherGridNodes(fine), test::GatherGridNodes(coarse), embedding);
     reference = Sparse(P_ref.transpose() * reference * P_ref);
     KSP smoother = nullptr;
     Mat C = nullptr;
@@ -384,7 +340,7 @@ TEST_F(HotMultigridTest, AHessianItCannotCoarsenNamesItsKey) {
   const auto message = [&](bool matrix_free, const char* type) -> std::string {
     auto potential = Potential(matrix_free, type);
     Vec dv = potential->CreateVector();
-    MultigridInitializer vcycle(MPI_COMM_WORLD, HotConfig());
+    MultigridInitializer vcycle(MPI_COMM_WORLD, HotConfig(), MinimizerDefaults{PCPBJACOBI, true});
     vcycle.SetFromOptions();
     std::string what;
     try {
@@ -532,7 +488,7 @@ Mat SyntheticOperator(MPI_Comm comm, const GridInfo& level) {
 /// Collective: A's 3x3 blocks keyed by (row node, column node), on every rank of A's
 /// communicator.
 std::map<std::pair<Coord, Coord>, std::array<double, 9>> BlocksByNodes(Mat A, const GridInfo& level) {
-  const std::vector<Coord> nodes = AllNodes(level, PetscObjectComm(reinterpret_cast<PetscObject>(A)));
+  const std::vector<Coord> nodes = test::GatherGridNodes(level, PetscObjectComm(reinterpret_cast<PetscObject>(A)));
   const Sparse S = Gather(A);
   std::map<std::pair<Coord, Coord>, std::array<double, 9>> blocks;
   for (int k = 0; k < S.outerSize(); ++k)
@@ -587,7 +543,7 @@ class SyntheticVCycle {
     VecDestroy(&x);
     VecDestroy(&y);
     const std::vector<double> all = AllGatherLists(comm_, mine);
-    const std::vector<Coord> nodes = AllNodes(level_, comm_);
+    const std::vector<Coord> nodes = test::GatherGridNodes(level_, comm_);
     std::map<Coord, std::array<double, 3>> result;
     for (std::size_t n = 0; n < nodes.size(); ++n) result[nodes[n]] = {all[3 * n], all[3 * n + 1], all[3 * n + 2]};
     return result;
@@ -787,7 +743,7 @@ TEST_F(HotMultigridTest, AHierarchyKeptForAnUnchangedGridGivesTheVCycleOfANewOne
   kept->SetUp(*potential2, dv2);
   EXPECT_EQ(kept->hierarchies_built(), 1);
   EXPECT_EQ(kept->hierarchies_reused(), 1);
-  auto fresh = std::make_unique<MultigridInitializer>(MPI_COMM_WORLD, HotConfig());
+  auto fresh = std::make_unique<MultigridInitializer>(MPI_COMM_WORLD, HotConfig(), MinimizerDefaults{PCPBJACOBI, true});
   fresh->SetFromOptions();
   fresh->SetUp(*potential2, dv2);
   EXPECT_EQ(fresh->hierarchies_reused(), 0);

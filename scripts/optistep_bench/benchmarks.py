@@ -12,17 +12,18 @@ from .spec import BASE_RUNG, Benchmark, Mesh, Method, Program, Rung, Scene, Wind
 PI = 3.141592653589793
 
 # ---------------------------------------------------------------------------- FEM methods
-# What solves a step on a tet mesh. newton-mg is the embedded-grid Galerkin multigrid
-# (Xian, Tong, Liu 2019) as Newton's preconditioner, being built on branch mgfem: listed so
-# that the ladder runs it once it is merged (its options go here); until then optistep
-# refuses it and the record says so.
+# What solves a step on a tet mesh. newton-mg and lbfgs-vcycle: the embedded-grid Galerkin
+# multigrid (Xian, Tong, Liu 2019) as Newton's preconditioner and as L-BFGS's initializer
+# (docs/methods/multigrid.md); lbfgs-vcycle runs when named (--only method=...).
 FEM_METHODS = [
     Method("newton-jacobi", ("solver.method=newton",), title="PN-PCG (Jacobi), the default"),
     Method("newton-gamg", ("solver.method=newton",), ("-newton_pc_type", "gamg"),
            title="PN-PCG with GAMG"),
     Method("newton-mg", ("solver.method=newton_mg",), title="PN-PCG with the embedded-grid "
-           "multigrid", pending="the FEM multigrid (branch mgfem)"),
+           "multigrid"),
     Method("lbfgs", ("solver.method=lbfgs",), title="LBFGS-H"),
+    Method("lbfgs-vcycle", ("solver.method=lbfgs", "solver.initializer=vcycle"),
+           title="L-BFGS with the embedded-grid multigrid's V-cycle", optional=True),
     Method("dot", ("solver.method=dot",), title="DOT"),
 ]
 
@@ -90,7 +91,7 @@ FEM_LADDER = Benchmark(
     checkpoint_every_steps=4, table=LADDER_TABLE + (
         "s_per_step_f1_10", "s_per_step_f5_12", "outer_per_step_f5_12", "inner_per_step_f5_12",
         "halvings_f5_12"),
-    plots=("ladder",), replaces="(new)")
+    plots=("ladder",), replaces="scripts/bench-fem-ladder.sh")
 
 # ---------------------------------------------------------------------------- MPM
 MPM_METHODS = [
@@ -506,8 +507,7 @@ SMOKE = Benchmark(
                   rungs=tuple(Rung(f"a{v}", mesh=Mesh(f"cube-pq1.4a{v}", CUBE_POLY, f"-pq1.4a{v}", t),
                                    size=t) for v, t in (("0.01", 560), ("0.002", 1242))))],
     methods=[Method("newton", ("solver.method=newton",)), Method("lbfgs", ("solver.method=lbfgs",)),
-             Method("newton-mg", ("solver.method=newton_mg",), pending="the FEM multigrid (branch mgfem)",
-                    optional=True),
+             Method("newton-mg", ("solver.method=newton_mg",), optional=True),
              dot_variant("dot", optional=True)],
     ranks=(1, 2), frames=2, checkpoint_every_steps=1, windows=(Window("f2_2", 2, 2),),
     table=LADDER_TABLE, plots=("ladder",), replaces="(tests)")

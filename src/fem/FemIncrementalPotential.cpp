@@ -26,6 +26,21 @@ FemIncrementalPotential::FemIncrementalPotential(FemModel& model, double damping
   MPI_Allreduce(MPI_IN_PLACE, held.data(), static_cast<int>(held.size()), MPI_INT, MPI_MAX,
                 model_.comm());
   body_held_.assign(held.begin(), held.end());
+  nodes_.X.resize(mesh.n_owned);
+  nodes_.body.resize(mesh.n_owned);
+  nodes_.held.resize(mesh.n_owned);
+  for (PetscInt l = 0; l < mesh.n_owned; ++l) {
+    for (int d = 0; d < 3; ++d) nodes_.X[l][d] = mesh.X[l][d];
+    nodes_.body[l] = mesh.node_body[l];
+    nodes_.held[l] = model_.IsConstrained(static_cast<int>(l)) ? 1 : 0;
+  }
+  nodes_.first_global = mesh.node_begin;
+  nodes_.n_global = mesh.n_global_nodes;
+  nodes_.n_bodies = static_cast<int>(held.size());
+  double counted_volume = 0.0;
+  for (size_t e = 0; e < mesh.tets.size(); ++e)
+    if (mesh.tet_counted[e]) counted_volume += model_.RestVolume(static_cast<int>(e));
+  MPI_Allreduce(&counted_volume, &nodes_.volume, 1, MPI_DOUBLE, MPI_SUM, model_.comm());
   body_stiffness_volume_.assign(held.size(), 0.0);
   for (size_t e = 0; e < mesh.tets.size(); ++e)
     if (mesh.tet_counted[e])

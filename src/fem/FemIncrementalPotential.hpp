@@ -113,6 +113,9 @@ class FemIncrementalPotential : public IncrementalPotential {
   /// The constraint collisions, or null when no object has method: constraint.
   const ConstraintCollisions* constraints() const { return constraints_.get(); }
   const ElementSets* Elements() const override { return &elements_; }
+  /// The owned nodes at rest (the mesh's reference positions, m), with their bodies and
+  /// Dirichlet flags, for the embedded-grid multigrid.
+  const RestNodes* Nodes() const override { return &nodes_; }
   /// M / dt^2 + L (LBFGS-PD, Liu et al. 2017, Sec. 4), L = sum_e V_e w_e (beta_e^T beta_e)
   /// (x) I_3, the Laplacian of the mesh weighted per tet by w_e = 2 mu + lambda (Pa, the
   /// P-wave modulus: the rest-shape stiffness of a uniaxial strain), so that L is the
@@ -154,6 +157,7 @@ class FemIncrementalPotential : public IncrementalPotential {
   FemLoads loads_;          // external loads, at t_next
   Vec3 gravity_ = Vec3::Zero();  // gravity at t_next
   ElementSets elements_;
+  RestNodes nodes_;
   std::vector<char> body_held_;  ///< per body: some node of it is a Dirichlet node (any rank)
   /// Per body: sum over its tets of V_e |dP/dF(I)|_e (N m), the scale of the round-off in its
   /// elastic forces' net torque.

@@ -323,10 +323,13 @@ struct SolverConfig {
   std::string initializer;
   /// The scene's `dot` block (read here: it configures a minimizer's initializer).
   DotConfig dot;
-  /// Multigrid on the MPM grid (method hot's V-cycle, newton_mg's preconditioner;
-  /// src/solvers/GridMultigrid.hpp): number of levels, the finest included (3, HOT, Wang
-  /// et al. 2020, Sec. 7.1), integer >= 1.
-  int mg_levels = 3;
+  /// Multigrid levels, the finest included, integer >= 1; 0 (the key absent): the
+  /// discretization's default. MPM (method hot's V-cycle, newton_mg's preconditioner;
+  /// src/solvers/GridMultigrid.hpp): 3 (HOT, Wang et al. 2020, Sec. 7.1). FEM (the
+  /// embedded-grid multigrid of newton_mg and of initializer vcycle;
+  /// src/solvers/TetGridMultigrid.hpp): as many as it takes for the coarsest grid to have
+  /// at most 500 nodes.
+  int mg_levels = 0;
   /// Prolongation by node embedding: "linear" (HOT Sec. 4) or "quadratic" (HOT's ablation).
   std::string mg_embedding = "linear";
   /// The scene file, for messages that name a solver key found wrong only during the run

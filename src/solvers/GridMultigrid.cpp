@@ -8,8 +8,13 @@ namespace optistep {
 
 const Phase kHierarchyBuildPhase("HierarchyBuild");
 const Phase kGalerkinProductPhase("GalerkinProduct");
+const Phase kVCyclePhase("VCycle");
 
 namespace {
+
+/// Levels of HOT's multigrid, the finest included (HOT Sec. 7.1), when the scene leaves
+/// solver.mg_levels unset (0).
+constexpr int kHotLevels = 3;
 
 GridMultigrid::LevelSize SizeOf(MPI_Comm comm, PetscInt nodes, PetscInt owned) {
   GridMultigrid::LevelSize size;
@@ -33,7 +38,7 @@ GridMultigrid::GridMultigrid(MPI_Comm comm, std::string prefix, int levels, Embe
                              std::string scene_path)
     : comm_(comm),
       prefix_(std::move(prefix)),
-      levels_(levels),
+      levels_(levels > 0 ? levels : kHotLevels),
       embedding_(embedding),
       scene_path_(std::move(scene_path)) {}
 

@@ -31,7 +31,8 @@ namespace optistep {
 
 class GridMultigrid {
  public:
-  /// levels and embedding: the scene's defaults; scene_path names the scene in messages.
+  /// levels and embedding: the scene's defaults (levels 0: HOT's 3); scene_path names the
+  /// scene in messages.
   GridMultigrid(MPI_Comm comm, std::string prefix, int levels, Embedding embedding,
                 std::string scene_path);
   ~GridMultigrid();
@@ -79,6 +80,11 @@ class GridMultigrid {
   bool SameGrid(const GridInfo& grid) const;
 
   int levels() const { return levels_; }
+  /// The level count of the next Configure (>= 1), for a caller that decides it from its
+  /// level 0 (a tet mesh's automatic levels); an option -<prefix>pc_mg_levels still wins.
+  void SetLevels(int levels) { levels_ = levels; }
+  /// Whether -<prefix>pc_mg_levels gave the level count (after Configure).
+  bool levels_from_option() const { return levels_from_option_; }
   Embedding embedding() const { return embedding_; }
   /// Nodes of each level of the last SetGrid (level 0 first), over all ranks, and the
   /// fewest and most a rank owns (level 0 of SetFirstProlongation: 3 n_0 / 3 rows).
@@ -127,5 +133,8 @@ class GridMultigrid {
 extern const Phase kHierarchyBuildPhase;
 /// The Galerkin products of SetOperator: "GalerkinProduct".
 extern const Phase kGalerkinProductPhase;
+/// Every application of a V-cycle (HOT's initializer, the embedded-grid multigrid of a tet
+/// mesh as Newton's preconditioner or initializer): "VCycle".
+extern const Phase kVCyclePhase;
 
 }  // namespace optistep

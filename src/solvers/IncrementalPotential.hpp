@@ -4,8 +4,9 @@
 // positions (m) for FEM, grid velocity increments (m/s) for MPM.
 //
 // A discretization implements Evaluate, Hessian, CreateHessian, CharacteristicScales,
-// GlobalNodeCount and Project; Grid() and Elements() expose optional structure that some
-// L-BFGS initializers need (HOT's node embedding, DOT's subdomains).
+// GlobalNodeCount and Project; Grid(), Elements() and Nodes() expose optional structure
+// that some preconditioners and L-BFGS initializers need (HOT's node embedding, DOT's
+// subdomains, the embedded-grid multigrid of tet meshes).
 #include <petscmat.h>
 #include <petscvec.h>
 
@@ -46,6 +47,20 @@ struct ElementSets {
   /// depend on the partition (DOT's sized subdomains).
   std::vector<PetscInt> node_original_id;  ///< per local node
   std::vector<PetscInt> tet_original_id;   ///< per tet
+};
+
+/// FEM: the owned nodes in their rest configuration, for the embedded-grid multigrid of
+/// tet meshes (solvers/TetGridEmbedding.hpp; Xian, Tong, Liu 2019).
+struct RestNodes {
+  /// Rest position (m) of every owned node, in the PETSc order of u (node n: dofs 3 n ..
+  /// 3 n + 2 of this rank's share).
+  std::vector<std::array<double, 3>> X;
+  std::vector<int> body;   ///< per owned node: its body (0-based, the scene's order)
+  std::vector<char> held;  ///< per owned node: 1 where a Dirichlet condition holds it
+  PetscInt first_global = 0;  ///< global node index of X[0]
+  PetscInt n_global = 0;      ///< nodes on all ranks
+  double volume = 0.0;        ///< rest volume of all tets of all bodies (m^3), the same on every rank
+  int n_bodies = 0;
 };
 
 class IncrementalPotential {
@@ -149,6 +164,8 @@ class IncrementalPotential {
   virtual const GridInfo* Grid() const { return nullptr; }
   /// FEM element sets, or null (MPM).
   virtual const ElementSets* Elements() const { return nullptr; }
+  /// FEM owned nodes at rest, or null (MPM).
+  virtual const RestNodes* Nodes() const { return nullptr; }
 
  protected:
   /// E(u), and dE/du into g when g is non-null. Collective.

@@ -7,8 +7,8 @@
 // Types (solver.initializer, -lbfgs_initializer; -dot_initializer): identity; lagged_hessian
 // (LBFGS-H, KSP prefix "lbfgsh_"); jacobi; projective_dynamics (LBFGS-PD, Liu, Bouaziz,
 // Kavan 2017, Sec. 4; prefix "lbfgspd_"; FEM); subdomains (DOT,
-// solvers/SubdomainInitializer.hpp; FEM); vcycle (HOT, solvers/MultigridInitializer.hpp;
-// MPM).
+// solvers/SubdomainInitializer.hpp; FEM); vcycle (HOT, solvers/MultigridInitializer.hpp:
+// on MPM HOT's grid multigrid, prefix "hot_"; on FEM the embedded-grid one, prefix "vcycle_").
 // What each type solves, with its defaults and their sources: docs/methods/lbfgs.md.
 #include <petscksp.h>
 

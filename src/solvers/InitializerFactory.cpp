@@ -35,7 +35,7 @@ std::unique_ptr<InverseHessianInitializer> CreateInitializer(MPI_Comm comm, cons
                                                              const MinimizerDefaults& defaults,
                                                              const std::string& source) {
   if (type == "identity") return std::make_unique<IdentityInitializer>();
-  if (type == "vcycle") return std::make_unique<MultigridInitializer>(comm, config);
+  if (type == "vcycle") return std::make_unique<MultigridInitializer>(comm, config, defaults);
   if (type == "lagged_hessian" || type == "jacobi")
     return std::make_unique<LaggedHessianInitializer>(comm, defaults, type == "jacobi");
   if (type == "projective_dynamics") return std::make_unique<ProjectiveDynamicsInitializer>(comm);

@@ -27,10 +27,18 @@ void LaggedHessianInitializer::SetFromOptions() {
 
 void LaggedHessianInitializer::SetUp(IncrementalPotential& potential, Vec u0) {
   // The vector layout changes between MPM steps: the KSP keeps work vectors of the old
-  // one, and the potential hands out a new Hessian matrix every step.
-  OPTISTEP_PETSC(KSPReset(ksp_));
-  MatDestroy(&H_);
-  H_ = potential.CreateHessian();
+  // one, and the potential hands out a new Hessian matrix every step. A FEM potential
+  // hands out its one matrix, refilled in place: the KSP is kept, so that a
+  // preconditioner whose structure follows the nonzero pattern keeps it (a
+  // factorization's symbolic phase, GAMG's aggregates) while the pattern holds.
+  Mat H = potential.CreateHessian();
+  if (H != H_) {
+    OPTISTEP_PETSC(KSPReset(ksp_));
+    MatDestroy(&H_);
+    H_ = H;
+  } else {
+    MatDestroy(&H);  // the reference CreateHessian added
+  }
   potential.Hessian(u0, H_);
   OPTISTEP_PETSC(KSPSetOperators(ksp_, H_, H_));
   CallReadingOptions("lbfgsh_", [&] { return KSPSetUp(ksp_); });

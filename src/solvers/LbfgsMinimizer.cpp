@@ -92,7 +92,8 @@ PetscErrorCode LbfgsMinimizer::AddOptions(PetscOptionItems* PetscOptionsObject) 
   char type[64];
   PetscStrncpy(type, initializer_type_.c_str(), sizeof type);
   PetscCall(PetscOptionsString("-initializer", "H0^-1: lagged_hessian (LBFGS-H), projective_dynamics "
-                               "(LBFGS-PD), subdomains (DOT), jacobi, identity, vcycle (HOT) (scene: "
+                               "(LBFGS-PD), subdomains (DOT), jacobi, identity, vcycle (a multigrid V-cycle: HOT's "
+                               "on MPM, the embedded-grid one on FEM) (scene: "
                                "solver.initializer for lbfgs and hot; dot: subdomains)",
                                "", type, type, sizeof type, nullptr));
   initializer_type_ = type;

@@ -51,8 +51,9 @@ struct MinimizerDefaults {
   /// Preconditioner of the linear solves (Newton's CG, LBFGS-H's initializer): Jacobi for
   /// FEM, the inverse 3x3 diagonal blocks for MPM (HOT's PN-PCG, -Ainv 1).
   std::string pc = "jacobi";
-  /// The potentials offer IncrementalPotential::Grid() (MPM), which the grid multigrid of
-  /// methods hot and newton_mg needs.
+  /// The potentials offer IncrementalPotential::Grid() (MPM), on which the multigrid of
+  /// methods hot and newton_mg is HOT's grid multigrid; otherwise (FEM) they offer
+  /// IncrementalPotential::Nodes() and the multigrid is the embedded-grid one.
   bool grid = false;
 };
 

@@ -14,7 +14,8 @@ PetscErrorCode ReadMethodOption(MPI_Comm comm, std::string* method, PetscBool* s
   char name[64];
   PetscStrncpy(name, method->c_str(), sizeof name);
   PetscOptionsBegin(comm, "solver_", "Minimizer of each time step", "Minimizer");
-  PetscCall(PetscOptionsString("-method", "newton (PN-PCG, Gast et al. 2015), newton_mg (PN-MGPCG; MPM), "
+  PetscCall(PetscOptionsString("-method", "newton (PN-PCG, Gast et al. 2015), newton_mg (PN-MGPCG: on MPM HOT's "
+                               "grid multigrid, on FEM the embedded-grid one), "
                                "lbfgs (L-BFGS; LBFGS-H by default), hot (Wang et al. 2020; MPM) or dot "
                                "(DOT, Li et al. 2019; FEM) (scene: solver.method)",
                                "", name, name, sizeof name, set));
@@ -47,9 +48,9 @@ std::unique_ptr<Minimizer> CreateMinimizer(MPI_Comm comm, const SolverConfig& co
   const auto& known = MinimizerTypes();
   if (std::find(known.begin(), known.end(), method) == known.end())
     throw InputError(source + ": '" + method + "' is not a minimizer (" + KnownNames() + ")");
-  if ((method == "hot" || method == "newton_mg") && !defaults.grid)
-    throw InputError(source + ": '" + method +
-                     "' needs the MPM grid (its multigrid embeds grid nodes); expected discretization: mpm");
+  if (method == "hot" && !defaults.grid)
+    throw InputError(source + ": 'hot' needs the MPM grid (its multigrid embeds grid nodes); expected "
+                     "discretization: mpm (on a tet mesh: newton_mg, or lbfgs with solver.initializer: vcycle)");
   if (method == "dot" && defaults.grid)
     throw InputError(source + ": 'dot' needs a tet mesh (its subdomains are sets of tets); "
                      "expected discretization: fem");

@@ -1,7 +1,8 @@
 #pragma once
 // Picks the minimizer of a time step by name: the scene's solver.method, overridden by
 // -solver_method. Names: newton (projected Newton, PN-PCG), newton_mg (PN-MGPCG: newton
-// preconditioned by the grid multigrid; MPM), lbfgs (L-BFGS with an initializer; LBFGS-H
+// preconditioned by HOT's grid multigrid on MPM, by the embedded-grid multigrid on FEM),
+// lbfgs (L-BFGS with an initializer; LBFGS-H
 // by default), hot (L-BFGS with HOT's V-cycle initializer; MPM), dot (DOT: L-BFGS with
 // subdomain back-solves; FEM).
 #include <memory>

@@ -6,12 +6,11 @@
 
 namespace optistep {
 
-const Phase kVCyclePhase("VCycle");
-
 namespace {
 
-constexpr const char* kPrefix = "hot_";
-constexpr const char* kFallbackPrefix = "hot_fallback_";
+/// HOT's on the MPM grid; the embedded-grid multigrid's on a tet mesh.
+constexpr const char* kGridPrefix = "hot_";
+constexpr const char* kMeshPrefix = "vcycle_";
 
 Embedding SceneEmbedding(const SolverConfig& config) {
   Embedding embedding = Embedding::kLinear;
@@ -21,8 +20,14 @@ Embedding SceneEmbedding(const SolverConfig& config) {
 
 }  // namespace
 
-MultigridInitializer::MultigridInitializer(MPI_Comm comm, const SolverConfig& config)
-    : comm_(comm), multigrid_(comm, kPrefix, config.mg_levels, SceneEmbedding(config), config.scene_path) {}
+MultigridInitializer::MultigridInitializer(MPI_Comm comm, const SolverConfig& config,
+                                           const MinimizerDefaults& defaults)
+    : comm_(comm),
+      prefix_(defaults.grid ? kGridPrefix : kMeshPrefix),
+      fallback_prefix_(prefix_ + "fallback_"),
+      multigrid_(comm, prefix_, config.mg_levels, SceneEmbedding(config), config.scene_path) {
+  if (!defaults.grid) tet_multigrid_ = std::make_unique<TetGridMultigrid>(comm, prefix_, config);
+}
 
 MultigridInitializer::~MultigridInitializer() {
   KSPDestroy(&ksp_);
@@ -34,15 +39,18 @@ void MultigridInitializer::SetFromOptions() {
   KSPDestroy(&ksp_);
   KSPDestroy(&fallback_);
   OPTISTEP_PETSC(KSPCreate(comm_, &ksp_));
-  OPTISTEP_PETSC(KSPSetOptionsPrefix(ksp_, kPrefix));
+  OPTISTEP_PETSC(KSPSetOptionsPrefix(ksp_, prefix_.c_str()));
   OPTISTEP_PETSC(KSPSetType(ksp_, KSPPREONLY));
   PC pc = nullptr;
   OPTISTEP_PETSC(KSPGetPC(ksp_, &pc));
-  multigrid_.Configure(pc);
-  CallReadingOptions(kPrefix, [&] { return KSPSetFromOptions(ksp_); });
-  CallReadingOptions(kFallbackPrefix, [&] {
+  if (tet_multigrid_)
+    tet_multigrid_->Configure(pc);
+  else
+    multigrid_.Configure(pc);
+  CallReadingOptions(prefix_, [&] { return KSPSetFromOptions(ksp_); });
+  CallReadingOptions(fallback_prefix_.c_str(), [&] {
     PetscCall(KSPCreate(comm_, &fallback_));
-    PetscCall(KSPSetOptionsPrefix(fallback_, kFallbackPrefix));
+    PetscCall(KSPSetOptionsPrefix(fallback_, fallback_prefix_.c_str()));
     PetscCall(KSPSetType(fallback_, KSPCG));
     PC fallback_pc = nullptr;
     PetscCall(KSPGetPC(fallback_, &fallback_pc));
@@ -55,6 +63,22 @@ void MultigridInitializer::SetFromOptions() {
 }
 
 void MultigridInitializer::SetUp(IncrementalPotential& potential, Vec u0) {
+  if (tet_multigrid_) {
+    // The tet mesh's hierarchy is fixed for the run; the Hessian is the potential's one
+    // matrix, refilled in place.
+    OPTISTEP_PETSC(KSPReset(fallback_));
+    fell_back_ = false;
+    if (!H_) H_ = potential.CreateHessian();
+    potential.Hessian(u0, H_);
+    PC pc = nullptr;
+    OPTISTEP_PETSC(KSPGetPC(ksp_, &pc));
+    tet_multigrid_->SetUp(pc, potential, H_);
+    built_ = tet_multigrid_->symbolic_setups();
+    reused_ = tet_multigrid_->numeric_setups();
+    OPTISTEP_PETSC(KSPSetOperators(ksp_, H_, H_));
+    CallReadingOptions(prefix_, [&] { return KSPSetUp(ksp_); });
+    return;
+  }
   const GridInfo* grid = potential.Grid();
   if (!grid)
     throw InputError("solver.method: HOT's V-cycle (initializer vcycle) needs an MPM grid; this "
@@ -78,7 +102,7 @@ void MultigridInitializer::SetUp(IncrementalPotential& potential, Vec u0) {
     OPTISTEP_PETSC(PetscInfo(pc, "HOT hierarchy: %d built, %d reused\n", built_, reused_));
     multigrid_.SetOperator(H_);
     OPTISTEP_PETSC(KSPSetOperators(ksp_, H_, H_));
-    CallReadingOptions(kPrefix, [&] { return KSPSetUp(ksp_); });
+    CallReadingOptions(prefix_.c_str(), [&] { return KSPSetUp(ksp_); });
     return;
   }
   OPTISTEP_PETSC(KSPReset(ksp_));
@@ -99,7 +123,7 @@ void MultigridInitializer::SetUp(IncrementalPotential& potential, Vec u0) {
   ++built_;
   OPTISTEP_PETSC(PetscInfo(pc, "HOT hierarchy: %d built, %d reused\n", built_, reused_));
   OPTISTEP_PETSC(KSPSetOperators(ksp_, H_, H_));
-  CallReadingOptions(kPrefix, [&] { return KSPSetUp(ksp_); });
+  CallReadingOptions(prefix_.c_str(), [&] { return KSPSetUp(ksp_); });
 }
 
 int MultigridInitializer::Apply(Vec q, Vec r) {
@@ -109,11 +133,13 @@ int MultigridInitializer::Apply(Vec q, Vec r) {
       ScopedPhase timed(kVCyclePhase);
       OPTISTEP_PETSC(KSPSolve(ksp_, q, r));
     }
-    if (multigrid_.levels() > 1) {
-      PC pc = nullptr;
+    PC pc = nullptr;
+    PetscInt levels = 0;
+    OPTISTEP_PETSC(KSPGetPC(ksp_, &pc));
+    OPTISTEP_PETSC(PCMGGetLevels(pc, &levels));
+    if (levels > 1) {
       KSP coarse = nullptr;
       PetscInt its = 0;
-      OPTISTEP_PETSC(KSPGetPC(ksp_, &pc));
       OPTISTEP_PETSC(PCMGGetCoarseSolve(pc, &coarse));
       OPTISTEP_PETSC(KSPGetIterationNumber(coarse, &its));
       iterations += static_cast<int>(its);
@@ -127,12 +153,13 @@ int MultigridInitializer::Apply(Vec q, Vec r) {
     MPI_Comm_rank(comm_, &rank);
     if (rank == 0)
       std::fprintf(stderr,
-                   "optistep: warning: HOT's V-cycle is not positive definite (q^T V q = %.3e for "
+                   "optistep: warning: %s V-cycle is not positive definite (q^T V q = %.3e for "
                    "|q|^2 = %.3e); this step goes on with the PN-PCG solve (CG on the Hessian, "
                    "point-block Jacobi, relative tolerance 1/2; options -%s*)\n",
-                   static_cast<double>(curvature), static_cast<double>(qq), kFallbackPrefix);
+                   tet_multigrid_ ? "the embedded-grid multigrid's" : "HOT's", static_cast<double>(curvature),
+                   static_cast<double>(qq), fallback_prefix_.c_str());
     OPTISTEP_PETSC(KSPSetOperators(fallback_, H_, H_));
-    CallReadingOptions(kFallbackPrefix, [&] { return KSPSetUp(fallback_); });
+    CallReadingOptions(fallback_prefix_.c_str(), [&] { return KSPSetUp(fallback_); });
   }
   OPTISTEP_PETSC(KSPSolve(fallback_, q, r));
   PetscInt its = 0;
@@ -142,13 +169,17 @@ int MultigridInitializer::Apply(Vec q, Vec r) {
 
 void MultigridInitializer::View(PetscViewer viewer) const {
   OPTISTEP_PETSC(PetscViewerASCIIPrintf(viewer, "initializer vcycle: one V-cycle of a Galerkin multigrid "
-                                                "on the MPM grid (HOT Alg. 2), options prefix -%s\n",
-                                        kPrefix));
-  multigrid_.View(viewer);
+                                                "%s, options prefix -%s\n",
+                                        tet_multigrid_ ? "on grids embedding the tet mesh" : "on the MPM grid (HOT Alg. 2)",
+                                        prefix_.c_str()));
+  if (tet_multigrid_)
+    tet_multigrid_->View(viewer);
+  else
+    multigrid_.View(viewer);
   OPTISTEP_PETSC(KSPView(ksp_, viewer));
   OPTISTEP_PETSC(PetscViewerASCIIPrintf(viewer, "if a V-cycle is not positive definite: the PN-PCG solve, "
                                                 "options prefix -%s\n",
-                                        kFallbackPrefix));
+                                        fallback_prefix_.c_str()));
 }
 
 }  // namespace optistep

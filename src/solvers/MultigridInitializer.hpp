@@ -10,28 +10,33 @@
 // V-cycle of a new one, so nothing needs to be in a checkpoint. Needs the assembled level-0
 // Hessian in 3x3 blocks: mpm.matrix_free is an InputError, HessianType() asks for MATBAIJ
 // and -hessian_mat_type aij is refused, naming the option.
+// On a tet mesh (FEM) the V-cycle is the embedded-grid multigrid's (solvers/TetGridMultigrid.hpp),
+// prefix "vcycle_" (fallback "vcycle_fallback_"), its first prolongation kept for the run;
+// it asks for an AIJ Hessian (PETSc's triple product forms its first coarse level).
 // The V-cycle, the fallback, the reuse and the limits: docs/methods/hot.md.
+#include <memory>
+
 #include "solvers/GridMultigrid.hpp"
 #include "solvers/Initializer.hpp"
+#include "solvers/TetGridMultigrid.hpp"
 
 namespace optistep {
-
-extern const Phase kVCyclePhase;  ///< every V-cycle application
 
 class MultigridInitializer : public InverseHessianInitializer {
  public:
   /// Collective on comm: Create, with the scene's solver.mg_levels and solver.mg_embedding
-  /// as the defaults of the V-cycle's options.
-  MultigridInitializer(MPI_Comm comm, const SolverConfig& config);
+  /// as the defaults of the V-cycle's options; defaults.grid: HOT's grid multigrid (MPM),
+  /// else the embedded-grid one (FEM).
+  MultigridInitializer(MPI_Comm comm, const SolverConfig& config, const MinimizerDefaults& defaults);
   ~MultigridInitializer() override;
 
   const char* Type() const override { return "vcycle"; }
-  const char* HessianType() const override { return MATBAIJ; }
+  const char* HessianType() const override { return tet_multigrid_ ? MATAIJ : MATBAIJ; }
   void SetFromOptions() override;
   /// Collective: H(u0), the hierarchy below it and PETSc's set-up of the V-cycle (the
-  /// Galerkin products), timed as HierarchyBuild. InputError if the potential has no grid
-  /// (FEM), its Hessian is not assembled (mpm.matrix_free) or the grid cannot be coarsened
-  /// to the requested levels.
+  /// Galerkin products), timed as HierarchyBuild. InputError if the potential has neither
+  /// a grid (MPM) nor a tet mesh (FEM), its Hessian is not assembled (mpm.matrix_free) or
+  /// the grid or mesh cannot be coarsened to the requested levels.
   void SetUp(IncrementalPotential& potential, Vec u0) override;
   /// Collective: r = V q, one V-cycle (timed as VCycle); the PN-PCG solve instead once a
   /// V-cycle was found not positive definite this step. Returns the coarsest level's (or
@@ -50,7 +55,11 @@ class MultigridInitializer : public InverseHessianInitializer {
 
  private:
   MPI_Comm comm_;
+  std::string prefix_;
+  std::string fallback_prefix_;
   GridMultigrid multigrid_;
+  /// FEM: the embedded-grid multigrid (multigrid_ unused).
+  std::unique_ptr<TetGridMultigrid> tet_multigrid_;
   KSP ksp_ = nullptr;
   KSP fallback_ = nullptr;
   Mat H_ = nullptr;

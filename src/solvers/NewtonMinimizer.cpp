@@ -48,6 +48,7 @@ PetscErrorCode NewtonMinimizer::AddOptions(PetscOptionItems* PetscOptionsObject)
 void NewtonMinimizer::SetUpObjects() {
   KSPDestroy(&ksp_);
   multigrid_.reset();
+  tet_multigrid_.reset();
   // The grid multigrid's defaults go on the PC before the options are read: decide now
   // whether the PC will be mg.
   std::string pc_type = type_ == "newton_mg" ? PCMG : defaults_.pc;
@@ -55,13 +56,13 @@ void NewtonMinimizer::SetUpObjects() {
   PetscBool set = PETSC_FALSE;
   OPTISTEP_PETSC(PetscOptionsGetString(nullptr, prefix_.c_str(), "-pc_type", given, sizeof given, &set));
   if (set) pc_type = given;
-  if (pc_type == PCMG) {
-    if (!defaults_.grid)
-      throw InputError((set ? "-" + prefix_ + "pc_type mg" : config_.scene_path + ": solver.method: newton_mg") +
-                       ": the grid multigrid needs an MPM grid (expected discretization: mpm)");
+  if (pc_type == PCMG && defaults_.grid) {
     Embedding embedding = Embedding::kLinear;
     ParseEmbedding(config_.mg_embedding, &embedding);
     multigrid_ = std::make_unique<GridMultigrid>(comm_, prefix_, config_.mg_levels, embedding, config_.scene_path);
+  } else if (pc_type == PCMG) {
+    tet_multigrid_ = std::make_unique<TetGridMultigrid>(comm_, prefix_, config_, true);
+    tet_multigrid_->CreateInner();
   }
   CallReadingOptions(prefix_, [&] {
     PetscCall(KSPCreate(comm_, &ksp_));
@@ -71,11 +72,14 @@ void NewtonMinimizer::SetUpObjects() {
     PetscCall(KSPGetPC(ksp_, &pc));
     if (multigrid_)
       multigrid_->Configure(pc);
+    else if (tet_multigrid_)
+      PetscCall(PCSetType(pc, PCSHELL));  // the multigrid wraps itself in it below
     else
       PetscCall(PCSetType(pc, defaults_.pc.c_str()));
     PetscCall(KSPSetInitialGuessNonzero(ksp_, PETSC_FALSE));
     PetscCall(KSPSetTolerances(ksp_, 0.5, 0.0, PETSC_DEFAULT, 10000));
     PetscCall(KSPSetFromOptions(ksp_));
+    if (tet_multigrid_) tet_multigrid_->WrapAsShell(pc);
     // HOT's inexact CG measures residuals in the preconditioner's norm sqrt(r^T B r), CG's
     // "natural" norm (other Krylov methods keep their own).
     PetscBool is_cg = PETSC_FALSE;
@@ -92,6 +96,7 @@ void NewtonMinimizer::ViewMethod(PetscViewer viewer) const {
                                         kappa_, step_clamp_, forcing_.c_str(), forcing_sigma_,
                                         defaults_.pc.c_str()));
   if (multigrid_) multigrid_->View(viewer);
+  if (tet_multigrid_) tet_multigrid_->View(viewer);
   OPTISTEP_PETSC(KSPView(ksp_, viewer));
 }
 
@@ -153,9 +158,11 @@ SolveReport NewtonMinimizer::Minimize(IncrementalPotential& potential, Vec u) {
     OPTISTEP_PETSC(VecCopy(g, rhs));
     OPTISTEP_PETSC(VecScale(rhs, -1.0));
     {
-      // The multigrid's Galerkin products are formed again from every Hessian.
+      // The multigrid's Galerkin products are formed again from every Hessian (the embedded-grid
+      // multigrid times its own).
       std::unique_ptr<ScopedPhase> timed;
       if (multigrid_) timed = std::make_unique<ScopedPhase>(kHierarchyBuildPhase);
+      if (tet_multigrid_) tet_multigrid_->SetUp(tet_multigrid_->inner_pc(), potential, H, report.iterations == 0);
       if (multigrid_ && !levels_built) {
         if (!potential.Grid())
           throw InputError("-" + prefix_ + "pc_type mg: the grid multigrid needs an MPM grid");

@@ -8,8 +8,9 @@
 // (solvers/ConvergenceTest.hpp), after at least one iteration.
 // Options prefix "newton_" (-newton_max_it, -newton_kappa, -newton_forcing, ...; the KSP's
 // -newton_ksp_*, -newton_pc_*; the line search's -newton_tao_ls_*); -help lists them.
-// With the PC type mg (solver.method: newton_mg) the preconditioner is HOT's grid multigrid
-// (solvers/GridMultigrid.hpp): PN-MGPCG, MPM only.
+// With the PC type mg (solver.method: newton_mg) the preconditioner is a multigrid V-cycle
+// (PN-MGPCG): on MPM HOT's grid multigrid (solvers/GridMultigrid.hpp), on FEM the
+// embedded-grid one (solvers/TetGridMultigrid.hpp) behind a PCSHELL timed as VCycle.
 // The method, its defaults and their sources: docs/methods/newton.md; the options:
 // docs/user/solver-options.md.
 #include <petscksp.h>
@@ -19,6 +20,7 @@
 
 #include "solvers/GridMultigrid.hpp"
 #include "solvers/Minimizer.hpp"
+#include "solvers/TetGridMultigrid.hpp"
 
 namespace optistep {
 
@@ -28,13 +30,14 @@ class NewtonMinimizer : public Minimizer {
  public:
   /// Collective on comm: Create. Defaults come from the scene's solver block and the
   /// discretization's defaults; call SetFromOptions and SetUp before Minimize. type:
-  /// "newton" or "newton_mg" (the name; newton_mg's default PC is the grid multigrid).
+  /// "newton" or "newton_mg" (the name; newton_mg's default PC is the grid multigrid, on a
+  /// tet mesh the embedded-grid one).
   NewtonMinimizer(MPI_Comm comm, const SolverConfig& config, const MinimizerDefaults& defaults,
                   const std::string& type = "newton");
   ~NewtonMinimizer() override;
 
   const char* Type() const override { return type_.c_str(); }
-  const char* HessianType() const override { return multigrid_ ? MATBAIJ : nullptr; }
+  const char* HessianType() const override { return multigrid_ ? MATBAIJ : tet_multigrid_ ? MATAIJ : nullptr; }
   SolveReport Minimize(IncrementalPotential& potential, Vec u) override;
 
  private:
@@ -48,8 +51,10 @@ class NewtonMinimizer : public Minimizer {
   std::string type_;
   MinimizerDefaults defaults_;
   SolverConfig config_;
-  /// The grid multigrid when the PC type is mg.
+  /// The grid multigrid when the PC type is mg on an MPM grid.
   std::unique_ptr<GridMultigrid> multigrid_;
+  /// The embedded-grid multigrid when the PC type is mg on a tet mesh.
+  std::unique_ptr<TetGridMultigrid> tet_multigrid_;
   double kappa_;
   double step_clamp_;
   double forcing_sigma_;

@@ -52,7 +52,7 @@ def test_every_old_script_maps_to_declared_benchmarks():
     names = set(benchmarks.BY_NAME) | set(benchmarks.SUITES)
     replaced = " ".join(b.replaces for b in benchmarks.BENCHMARKS)
     scripts = sorted(glob.glob(os.path.join(SCRIPTS, "bench-*.sh")))
-    assert len(scripts) == 9  # bench-lib.sh went: its helpers are the package's
+    assert len(scripts) == 10  # bench-lib.sh went: its helpers are the package's
     for path in scripts:
         text = open(path).read()
         m = re.search(r'"\$here/bench" ([\w-]+)', text)
@@ -333,7 +333,7 @@ def test_performance_model_runs_on_the_smoke_ladder(smoke):
     assert res.returncode == 0, res.stderr
     model = read_csv(os.path.join(out, "model", "model.csv"))
     assert {(r["method"], r["study"], int(r["ranks"])) for r in model} == {
-        (m, s, p) for m in ("newton", "lbfgs", "dot") for s in ("strong", "weak")
+        (m, s, p) for m in ("newton", "lbfgs", "newton-mg", "dot") for s in ("strong", "weak")
         for p in (64, 256, 1024)}
     for r in model:
         parts = float(r["t_comp_s"]) + float(r["t_reduce_s"]) + float(r["t_halo_latency_s"]) + \
