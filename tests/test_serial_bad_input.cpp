@@ -583,8 +583,8 @@ const std::vector<BadInput>& Cases() {
           .AlsoByCheck(),
       // Judged only when the first step sets up its solvers: a run into a folder that holds
       // files takes that step on a copy first, and check takes it too (exit 1).
-      BadInput{"lbfgs_vcycle_on_tets", {}, "run ok.yaml --set solver.method=lbfgs --set solver.initializer=vcycle",
-               1, {"initializer vcycle", "needs an MPM grid"}}.AlsoByCheck(),
+      BadInput{"hot_on_tets", {}, "run ok.yaml --set solver.method=hot", 1,
+               {"'hot' needs the MPM grid", "newton_mg"}}.AlsoByCheck(),
       BadInput{"mpm_projective_dynamics", SmallMpmScene("mpd.yaml"),
                "run mpd.yaml --set solver.method=lbfgs --set solver.initializer=projective_dynamics", 1,
                {"projective_dynamics initializer", "rest shape"}}.AlsoByCheck(),
