@@ -34,6 +34,7 @@ HELP_RUNS = [
     (FEM_SCENE, "newton"),
     (FEM_SCENE, "lbfgs"),
     (FEM_SCENE, "dot"),
+    (FEM_SCENE, "newton_mg"),
     (MPM_SCENE, "newton_mg"),
     (MPM_SCENE, "hot"),
 ]
@@ -87,18 +88,19 @@ def cell(text):
 def options_page(optistep):
     sections = {}  # title -> ([solver.method], [(option, value, text)]), in first-seen order
     with tempfile.TemporaryDirectory() as folder:
-        for scene, method in HELP_RUNS:
+        for index, (scene, method) in enumerate(HELP_RUNS):
             text = run([optistep, "run", scene, "--quiet", "--set", "time.frames=1",
-                        "--set", "output.directory=" + os.path.join(folder, method),
+                        "--set", "output.directory=" + os.path.join(folder, str(index)),
                         "--set", "solver.method=" + method, "-help"])
             for title, options in optistep_sections(text):
                 methods, rows = sections.setdefault(title, ([], []))
                 new = [o for o in options if o[0] not in {r[0] for r in rows}]
-                methods.append(method)
+                if method not in methods:
+                    methods.append(method)
                 rows.extend(new)
     out = []
     for title, (methods, rows) in sections.items():
-        listed = ("every solver.method" if len(methods) == len(HELP_RUNS) else
+        listed = ("every solver.method" if len(methods) == len({m for _, m in HELP_RUNS}) else
                   "solver.method " + ", ".join("`%s`" % m for m in methods))
         out.append("## %s\n\nListed with %s.\n\n| option | value there | meaning |\n"
                    "|---|---|---|\n" % (title, listed))
@@ -112,8 +114,8 @@ def options_page(optistep):
             "its options under its own prefix (`-newton_`, `-lbfgs_`, `-hot_`, `-dot_`), so one "
             "command line can tune several. A value is what a small scene runs with (most are "
             "the defaults; MPM scenes change some, see the scene keys in "
-            "[scenes-reference.md](scenes-reference.md)): newton, lbfgs and dot on a small FEM "
-            "scene, newton_mg and hot on a small MPM scene. `--strict-options` makes an option "
+            "[scenes-reference.md](scenes-reference.md)): newton, lbfgs, dot and newton_mg on a "
+            "small FEM scene, newton_mg and hot on a small MPM scene. `--strict-options` makes an option "
             "that nothing reads an error.\n\n" + "".join(out))
 
 

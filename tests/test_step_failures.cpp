@@ -128,5 +128,17 @@ TEST(SolveErrors, PetscErrorInTheInitializerSolveIsAFailedStep) {
   ExpectFailedStepFromSolveErrors("initializer_error", "lbfgsh_", {{"-solver_method", "lbfgs"}});
 }
 
+// DOT's subdomain back-solves (each rank's own, on PETSC_COMM_SELF).
+TEST(SolveErrors, PetscErrorInADotSubdomainSolveIsAFailedStep) {
+  ExpectFailedStepFromSolveErrors("dot_sub_error", "dot_sub_",
+                                  {{"-solver_method", "dot"}, {"-dot_subdomains_per_rank", "2"}});
+}
+
+// DOT's Krylov variant: CG on the lagged Hessian around the subdomain solves.
+TEST(SolveErrors, PetscErrorInTheDotKrylovSolveIsAFailedStep) {
+  ExpectFailedStepFromSolveErrors("dot_krylov_error", "dot_krylov_",
+                                  {{"-solver_method", "dot"}, {"-dot_krylov_its", "2"}});
+}
+
 }  // namespace
 }  // namespace optistep

@@ -1,7 +1,6 @@
-"""The performance model for many ranks (docs: docs/pending/benchpy.md, "Performance
-model"): from the FEM ladder's CSV (scripts/bench fem-ladder), a projection of the time
-per step and the parallel efficiency of each method on 64, 256 and 1024 ranks of an
-InfiniBand cluster, strong (the largest mesh of a scene, e.g. the 3.8M-tet bar) and weak
+"""The performance model for many ranks (docs: docs/dev/performance-model.md): from the
+FEM ladder's CSV (scripts/bench fem-ladder), a projection of the time per step and the
+parallel efficiency of each method on 64, 256 and 1024 ranks of an InfiniBand cluster, strong (the largest mesh of a scene, e.g. the 3.8M-tet bar) and weak
 (about 50k tets per rank).
 
 Per step, on P ranks (alpha-beta model, Hockney 1994):
@@ -37,7 +36,7 @@ from . import paths
 sys.path.insert(0, paths.SCRIPTS)
 import optistep_perf as perf  # noqa: E402
 
-# Published figures (docs/pending/benchpy.md lists the sources).
+# Published figures (docs/dev/performance-model.md lists the sources).
 #  [1] NVIDIA ConnectX-6 adapter cards user manual, Introduction: "up to two ports of
 #      200Gb/s for InfiniBand and Ethernet connectivity, sub-600ns latency"
 #      (https://docs.nvidia.com/networking/display/ConnectX6EN/Introduction)

@@ -131,7 +131,8 @@ int MultigridInitializer::Apply(Vec q, Vec r) {
   if (!fell_back_) {
     {
       ScopedPhase timed(kVCyclePhase);
-      OPTISTEP_PETSC(KSPSolve(ksp_, q, r));
+      const std::string error = CallInStep(comm_, [&] { return KSPSolve(ksp_, q, r); });
+      if (!error.empty()) throw SolveError("the V-cycle: " + error);
     }
     PC pc = nullptr;
     PetscInt levels = 0;
@@ -161,10 +162,7 @@ int MultigridInitializer::Apply(Vec q, Vec r) {
     OPTISTEP_PETSC(KSPSetOperators(fallback_, H_, H_));
     CallReadingOptions(fallback_prefix_.c_str(), [&] { return KSPSetUp(fallback_); });
   }
-  OPTISTEP_PETSC(KSPSolve(fallback_, q, r));
-  PetscInt its = 0;
-  OPTISTEP_PETSC(KSPGetIterationNumber(fallback_, &its));
-  return iterations + static_cast<int>(its);
+  return iterations + SolveCountingIterations(fallback_, q, r);
 }
 
 void MultigridInitializer::View(PetscViewer viewer) const {

@@ -777,9 +777,14 @@ void SubdomainInitializer::ApplyOneLevel(Vec q, Vec r) {
     OPTISTEP_PETSC(VecScatterEnd(to_subdomains_, q, rhs_all_, INSERT_VALUES, SCATTER_FORWARD));
     if (symmetric) OPTISTEP_PETSC(VecPointwiseMult(rhs_all_, rhs_all_, sqrt_weights_all_));
   }
+  // A subdomain solve that raises (a factorization that fails at a lazy set-up, say) is
+  // known to its own rank only: the merge's scatters still run on every rank, then all
+  // ranks agree on the message and fail the solve together.
+  std::string error;
   {
     ScopedPhase timed(kSubdomainSolvePhase);
-    for (int j = 0; j < SubdomainCount(); ++j) OPTISTEP_PETSC(KSPSolve(ksps_[j], rhs_j_[j], solution_j_[j]));
+    for (int j = 0; j < SubdomainCount() && error.empty(); ++j)
+      error = CallInStep(PETSC_COMM_SELF, [&] { return KSPSolve(ksps_[j], rhs_j_[j], solution_j_[j]); });
   }
   {
     ScopedPhase timed(kSubdomainMergePhase);
@@ -790,13 +795,18 @@ void SubdomainInitializer::ApplyOneLevel(Vec q, Vec r) {
     OPTISTEP_PETSC(VecScatterEnd(to_subdomains_, solution_all_, r, ADD_VALUES, SCATTER_REVERSE));
     if (!symmetric) OPTISTEP_PETSC(VecPointwiseMult(r, r, weights_));
   }
+  error = MessageOfAnyRank(comm_, error);
+  if (!error.empty()) throw SolveError("a subdomain solve: " + error);
 }
 
 void SubdomainInitializer::CoarseSolve(Mat rows, Vec q, Vec solution) {
   OPTISTEP_PETSC(MatMult(rows, q, coarse_));
   OPTISTEP_PETSC(VecScatterBegin(coarse_to_all_, coarse_, coarse_all_, INSERT_VALUES, SCATTER_FORWARD));
   OPTISTEP_PETSC(VecScatterEnd(coarse_to_all_, coarse_, coarse_all_, INSERT_VALUES, SCATTER_FORWARD));
-  OPTISTEP_PETSC(KSPSolve(coarse_ksp_, coarse_all_, coarse_solution_all_));
+  // Every rank solves the same coarse system, so a failure is every rank's; agreed anyway.
+  const std::string error = MessageOfAnyRank(
+      comm_, CallInStep(PETSC_COMM_SELF, [&] { return KSPSolve(coarse_ksp_, coarse_all_, coarse_solution_all_); }));
+  if (!error.empty()) throw SolveError("the coarse solve: " + error);
   // Every rank solved the same system: take its own rows of the solution.
   PetscInt first = 0, end = 0;
   OPTISTEP_PETSC(VecGetOwnershipRange(solution, &first, &end));
@@ -837,7 +847,13 @@ void SubdomainInitializer::ApplyPreconditioner(Vec q, Vec r) {
 PetscErrorCode SubdomainInitializer::ShellApply(PC pc, Vec q, Vec r) {
   void* context = nullptr;
   PetscCall(PCShellGetContext(pc, &context));
-  static_cast<SubdomainInitializer*>(context)->ApplyPreconditioner(q, r);
+  // A failed solve inside the Krylov variant's preconditioner becomes a PETSc error of its
+  // KSPSolve, which SolveCountingIterations turns back into a SolveError.
+  try {
+    static_cast<SubdomainInitializer*>(context)->ApplyPreconditioner(q, r);
+  } catch (const SolveError& e) {
+    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_NOT_CONVERGED, "%s", e.what());
+  }
   return 0;
 }
 
@@ -848,10 +864,7 @@ int SubdomainInitializer::Apply(Vec q, Vec r) {
     ApplyPreconditioner(q, r);
     return 0;
   }
-  OPTISTEP_PETSC(KSPSolve(krylov_, q, r));
-  PetscInt its = 0;
-  OPTISTEP_PETSC(KSPGetIterationNumber(krylov_, &its));
-  return static_cast<int>(its);
+  return SolveCountingIterations(krylov_, q, r);
 }
 
 void SubdomainInitializer::SaveState(CheckpointWriter& out) {
