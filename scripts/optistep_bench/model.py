@@ -1,7 +1,8 @@
-"""The performance model for many ranks (docs: docs/dev/performance-model.md): from the
-FEM ladder's CSV (scripts/bench fem-ladder), a projection of the time per step and the
-parallel efficiency of each method on 64, 256 and 1024 ranks of an InfiniBand cluster, strong (the largest mesh of a scene, e.g. the 3.8M-tet bar) and weak
-(about 50k tets per rank).
+"""The performance model for many ranks (docs: docs/dev/performance-model.md): from the FEM
+ladder's CSV (scripts/bench fem-ladder), a projection of the time per step and the
+parallel efficiency of each method on 64, 256 and 1024 ranks of an InfiniBand cluster,
+strong (the largest mesh of a scene, e.g. the 3.8M-tet bar) and weak (about 50k tets per
+rank).
 
 Per step, on P ranks (alpha-beta model, Hockney 1994):
 
