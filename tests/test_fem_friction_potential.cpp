@@ -60,8 +60,10 @@ collision_objects:
 
   // The friction term alone (its Hessian is exact: IPC's f_0 makes it positive
   // semidefinite without projection; the sphere's penalty Hessian is Gauss-Newton, not
-  // exact): the difference of two potentials, with and without the friction block.
-  const SceneConfig frictionless = test::MakeScene(dir + "/plain.yaml", plain_text);
+  // exact): the difference of two potentials, with the friction term and with friction
+  // after the solve (FEM's default is the potential, so that one asks for after_solve).
+  const SceneConfig frictionless =
+      test::MakeScene(dir + "/plain.yaml", plain_text + "friction: {model: after_solve}\n");
 
   FemSimulation plain_sim(PETSC_COMM_WORLD, frictionless);
   FemIncrementalPotential plain(plain_sim.model(), 0.0);

@@ -54,7 +54,11 @@ FemIncrementalPotential::FemIncrementalPotential(FemModel& model, double damping
   OPTISTEP_PETSC(VecDuplicate(x_n_, &x_local_));
   OPTISTEP_PETSC(VecDuplicate(x_n_, &work_));
   OPTISTEP_PETSC(VecDuplicate(x_n_, &work2_));
-  if (model_.scene().friction.model == "potential")
+  // Only with an object that has friction: a frictionless scene then runs the same
+  // solves, to the bit, under either friction model.
+  bool any_friction = false;
+  for (const auto& c : model_.collision_objects()) any_friction |= c.friction() > 0.0;
+  if (model_.scene().friction.model == "potential" && any_friction)
     friction_ = std::make_unique<FrictionPotential>(model_, model_.scene().friction.epsilon_v);
   if (ContactDamping::Wanted(model_)) contact_damping_ = std::make_unique<ContactDamping>(model_);
   const SelfContactConfig& contact = model_.scene().self_contact;

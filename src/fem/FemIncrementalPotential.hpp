@@ -62,7 +62,7 @@ class FemIncrementalPotential : public IncrementalPotential {
   /// x_hat = x_n + dt v_n of the current step (owned values).
   Vec InertialTarget() const { return x_hat_; }
   /// Friction as a potential (scene friction.model: potential; fem/FrictionPotential.hpp):
-  /// whether it is on, and, collective, lag its normal forces and normals at x (owned
+  /// whether it is on (friction.model potential and an object with friction > 0), and, collective, lag its normal forces and normals at x (owned
   /// values, m); BeginStep lags them at x_n.
   bool HasFrictionPotential() const { return friction_ != nullptr; }
   void LagFriction(Vec x);
@@ -163,7 +163,7 @@ class FemIncrementalPotential : public IncrementalPotential {
   /// elastic forces' net torque.
   std::vector<double> body_stiffness_volume_;
   bool project_spd_ = true;
-  std::unique_ptr<FrictionPotential> friction_;  ///< null unless friction.model is potential
+  std::unique_ptr<FrictionPotential> friction_;  ///< null unless friction.model is potential and some object has friction
   std::unique_ptr<ContactDamping> contact_damping_;  ///< null unless an object has damping > 0
   double inertia_ = 1.0;
   double load_scale_ = 1.0;

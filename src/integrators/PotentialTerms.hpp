@@ -21,7 +21,7 @@ inline void RefuseContactDamping(const SceneConfig& scene, const std::string& wh
 }
 
 /// Not collective (every rank reads the same scene). Throws InputError naming the scene, the
-/// key and `integrator` for loads, friction.model other than after_solve, self_contact
+/// key and `integrator` for loads, friction.model potential, self_contact
 /// enabled, a collision object's damping > 0, and, unless time_dependent_gravity, a gravity_time_function.
 inline void RefusePotentialOnlyTerms(const SceneConfig& scene, bool time_dependent_gravity) {
   const std::string with = " is not available with integrator: " + scene.integrator +
@@ -29,7 +29,7 @@ inline void RefusePotentialOnlyTerms(const SceneConfig& scene, bool time_depende
   if (!scene.loads.empty())
     throw InputError(scene.path + ": loads:" + with +
                      " (backward_euler and quasi_static take them)");
-  if (scene.friction.model != "after_solve")
+  if (scene.friction.model == "potential")
     throw InputError(scene.path + ": friction.model: '" + scene.friction.model + "'" + with +
                      " (leave friction.model out)");
   if (scene.self_contact.enabled)

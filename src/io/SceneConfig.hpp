@@ -465,12 +465,16 @@ struct OutputConfig {
 
 /// Friction against the collision objects (top-level key `friction`). model
 /// "after_solve": Coulomb friction on the velocities after a frictionless solve (Gast et
-/// al. 2015 Sec. 5.2; MPM: on the slip nodes, bounded by the normal impulse), the default;
+/// al. 2015 Sec. 5.2; MPM: on the slip nodes, bounded by the normal impulse);
 /// "potential": IPC's lagged, smoothed dissipative potential inside the minimization (Li
 /// et al. 2020, Sec. 5; fem/FrictionPotential.hpp, and for MPM on the slip nodes,
-/// mpm/MpmIncrementalPotential::SetFrictionPotential).
+/// mpm/MpmIncrementalPotential::SetFrictionPotential). Without the key the parser takes
+/// "potential" for FEM under backward_euler and quasi_static (a body on a slope with
+/// mu > tan theta holds at every step size, which after the solve it does not) and
+/// "after_solve" for MPM and the other integrators (DefaultFrictionModel in
+/// io/SceneConfig.cpp).
 struct FrictionConfig {
-  std::string model = "after_solve";
+  std::string model = "after_solve";  ///< a parsed scene's value replaces it (above)
   /// IPC's eps_v (m/s, > 0): tangential speeds below it count as static (IPC Sec. 5.2,
   /// eq. 14-15, where eps_v is in velocity units and the mollifier's width is eps_v h).
   /// 1e-3 m/s, the order of IPC's examples as we recall them (the exact sentence of the
