@@ -160,16 +160,19 @@ void GridMultigrid::BuildGridLevels(PC pc, const GridInfo& grid, Mat A, int abov
   }
 }
 
+void RequireHessianType(Mat H, MatType seq, MatType mpi, const std::string& why) {
+  PetscBool ok = PETSC_FALSE;
+  OPTISTEP_PETSC(PetscObjectTypeCompareAny(reinterpret_cast<PetscObject>(H), &ok, seq, mpi, ""));
+  if (ok) return;
+  MatType type = nullptr;
+  OPTISTEP_PETSC(MatGetType(H, &type));
+  throw InputError(std::string("-hessian_mat_type ") + type + ": " + why);
+}
+
 void GridMultigrid::SetGrid(PC pc, const GridInfo& grid, Mat A) {
-  PetscBool baij = PETSC_FALSE;
-  OPTISTEP_PETSC(PetscObjectTypeCompareAny(reinterpret_cast<PetscObject>(A), &baij, MATSEQBAIJ, MATMPIBAIJ, ""));
-  if (!baij) {
-    MatType type = nullptr;
-    OPTISTEP_PETSC(MatGetType(A, &type));
-    throw InputError(std::string("-hessian_mat_type ") + type +
-                     ": the grid multigrid reads the level-0 Hessian as 3x3 blocks; expected -hessian_mat_type "
+  RequireHessianType(A, MATSEQBAIJ, MATMPIBAIJ,
+                     "the grid multigrid reads the level-0 Hessian as 3x3 blocks; expected -hessian_mat_type "
                      "baij (the default)");
-  }
   Reset();
   sizes_.clear();
   BuildGridLevels(pc, grid, A, 0);

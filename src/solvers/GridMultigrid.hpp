@@ -29,6 +29,10 @@
 
 namespace optistep {
 
+/// Throws InputError "-hessian_mat_type <H's type>: <why>" unless H's type is seq or mpi
+/// (a multigrid that needs one Hessian storage refuses the others in one line).
+void RequireHessianType(Mat H, MatType seq, MatType mpi, const std::string& why);
+
 class GridMultigrid {
  public:
   /// levels and embedding: the scene's defaults (levels 0: HOT's 3); scene_path names the

@@ -191,15 +191,9 @@ void TetGridMultigrid::BuildHierarchy(PC pc, IncrementalPotential& potential, Ma
 }
 
 void TetGridMultigrid::SetUp(PC pc, IncrementalPotential& potential, Mat H, bool first) {
-  PetscBool aij = PETSC_FALSE;
-  OPTISTEP_PETSC(PetscObjectTypeCompareAny(reinterpret_cast<PetscObject>(H), &aij, MATSEQAIJ, MATMPIAIJ, ""));
-  if (!aij) {
-    MatType type = nullptr;
-    OPTISTEP_PETSC(MatGetType(H, &type));
-    throw InputError(std::string("-hessian_mat_type ") + type +
-                     ": the embedded-grid multigrid forms its first coarse level by PETSc's Galerkin "
-                     "product (MatMatMatMult), which PETSc 3.18 offers for AIJ matrices only; expected aij");
-  }
+  RequireHessianType(H, MATSEQAIJ, MATMPIAIJ,
+                     "the embedded-grid multigrid forms its first coarse level by PETSc's Galerkin product "
+                     "(MatMatMatMult), which PETSc 3.18 offers for AIJ matrices only; expected aij");
   ScopedPhase timed(kHierarchyBuildPhase);
   PetscObjectState pattern = 0;
   OPTISTEP_PETSC(MatGetNonzeroState(H, &pattern));
