@@ -3,36 +3,8 @@
 #include <Eigen/Eigenvalues>
 #include <Eigen/Geometry>
 #include <Eigen/LU>
-#include <Eigen/SVD>
 
 namespace optistep {
-
-namespace {
-// F is square, so the QR preconditioner of JacobiSVD would do nothing but take space.
-using JacobiSVD3 = Eigen::JacobiSVD<Mat3, Eigen::NoQRPreconditioner>;
-}  // namespace
-
-RotationVariantSVD ComputeRotationVariantSVD(const Mat3& F) {
-  const JacobiSVD3 svd(F, Eigen::ComputeFullU | Eigen::ComputeFullV);
-  RotationVariantSVD r{svd.matrixU(), svd.singularValues(), svd.matrixV()};
-  // A reflection in U or V is moved into the smallest singular value, so that inverted
-  // elements get sigma_2 < 0 and R = U V^T is a rotation (Irving et al. 2004, Sec. 5).
-  if (r.U.determinant() < 0.0) {
-    r.U.col(2) *= -1.0;
-    r.sigma(2) *= -1.0;
-  }
-  if (r.V.determinant() < 0.0) {
-    r.V.col(2) *= -1.0;
-    r.sigma(2) *= -1.0;
-  }
-  return r;
-}
-
-Vec3 RotationVariantSingularValues(const Mat3& F) {
-  Vec3 sigma = JacobiSVD3(F).singularValues();
-  if (F.determinant() < 0.0) sigma(2) = -sigma(2);
-  return sigma;
-}
 
 Mat3 Cofactor(const Mat3& F) {
   Mat3 cof;

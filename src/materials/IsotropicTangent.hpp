@@ -5,22 +5,9 @@
 // as Kim & Eberle 2020, "Dynamic Deformables" (eigensystems of isotropic energies).
 // Private to src/materials/.
 #include "core/Types.hpp"
+#include "materials/RotationVariantSVD.hpp"
 
 namespace optistep {
-
-/// F = U diag(sigma) V^T with U, V proper rotations (det +1): the rotation-variant SVD of
-/// Irving, Teran, Fedkiw 2004, "Invertible finite elements", Sec. 5.
-/// sigma_0 >= sigma_1 >= |sigma_2|, and sigma_2 < 0 exactly when det F < 0.
-struct RotationVariantSVD {
-  Mat3 U;
-  Vec3 sigma;
-  Mat3 V;
-};
-
-RotationVariantSVD ComputeRotationVariantSVD(const Mat3& F);
-
-/// The sigma of ComputeRotationVariantSVD without U and V, for energy-only evaluations.
-Vec3 RotationVariantSingularValues(const Mat3& F);
 
 /// cof(F) = dJ/dF (= J F^{-T} where F is invertible), also defined for singular F.
 Mat3 Cofactor(const Mat3& F);

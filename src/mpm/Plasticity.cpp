@@ -4,7 +4,7 @@
 #include <sstream>
 
 #include "core/Error.hpp"
-#include "materials/IsotropicTangent.hpp"
+#include "materials/RotationVariantSVD.hpp"
 
 namespace optistep::mpm {
 
