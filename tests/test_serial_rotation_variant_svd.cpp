@@ -60,16 +60,20 @@ std::vector<Case> AllCases() {
     Mat3 G = Mat3::Identity();
     for (int i = 0; i < 9; ++i) G(i) += 0.05 * entry(rng);
     cases.push_back({"near identity", RandomRotation(rng) * G});
-    cases.push_back({"stretch", WithSingularValues(Vec3(stretch(rng), stretch(rng), stretch(rng)), rng)});
-    cases.push_back({"inverted", WithSingularValues(Vec3(stretch(rng), stretch(rng), -stretch(rng)), rng)});
+    cases.push_back(
+        {"stretch", WithSingularValues(Vec3(stretch(rng), stretch(rng), stretch(rng)), rng)});
+    cases.push_back(
+        {"inverted", WithSingularValues(Vec3(stretch(rng), stretch(rng), -stretch(rng)), rng)});
     cases.push_back({"rotation", RandomRotation(rng)});
     cases.push_back({"scaled rotation", stretch(rng) * RandomRotation(rng)});
     const double a = stretch(rng);
     cases.push_back({"two equal", WithSingularValues(Vec3(a, a, stretch(rng)), rng)});
     cases.push_back({"two equal, inverted", WithSingularValues(Vec3(a, a, -stretch(rng)), rng)});
-    cases.push_back({"two equal to 1e-9", WithSingularValues(Vec3(a, a * (1.0 + 1e-9), 0.5 * a), rng)});
+    cases.push_back(
+        {"two equal to 1e-9", WithSingularValues(Vec3(a, a * (1.0 + 1e-9), 0.5 * a), rng)});
     cases.push_back({"ill-conditioned", WithSingularValues(Vec3(1.0, std::pow(10.0, decade(rng)),
-                                                                -std::pow(10.0, decade(rng))), rng)});
+                                                                -std::pow(10.0, decade(rng))),
+                                                           rng)});
     cases.push_back({"two tiny, nearly equal", WithSingularValues(Vec3(1.0, 1e-7, 1.001e-7), rng)});
     cases.push_back({"flat, inverted", WithSingularValues(Vec3(1.0, 1.0, -1e-3), rng)});
     const Vec3 u = Vec3::Random(), v = Vec3::Random();
@@ -113,7 +117,8 @@ TEST(RotationVariantSVD, KeepsTheRotationVariantConvention) {
     EXPECT_NEAR(svd.V.determinant(), 1.0, 1e-14) << c.name;
     const double det = c.F.determinant();
     if (std::abs(det) > 1e-10 * std::pow(s(0), 3)) {
-      EXPECT_EQ(s(2) < 0.0, det < 0.0) << c.name << ": sigma " << s.transpose() << ", det F " << det;
+      EXPECT_EQ(s(2) < 0.0, det < 0.0)
+          << c.name << ": sigma " << s.transpose() << ", det F " << det;
     }
   }
 }

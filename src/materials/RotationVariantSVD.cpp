@@ -10,11 +10,11 @@ namespace {
 
 // A pair of columns counts as orthogonal when |b_p . b_q| <= kTolerance |b_p| |b_q|.
 constexpr double kTolerance = std::numeric_limits<double>::epsilon();
-// Quadratic convergence ends the sweeps after 3 to 5 on any F tried; the cap only bounds
-// the work on a NaN or Inf.
+// The Jacobi sweeps converge quadratically and end after a few; the cap only bounds the
+// work on a NaN or Inf.
 constexpr int kMaxSweeps = 12;
-// Entries within [2^-128, 2^128] keep every product of two squared column norms finite
-// and normal.
+// With entries within [2^-128, 2^128], the products of squared column norms in the
+// orthogonality test cannot overflow, nor underflow for the largest column.
 constexpr int kMaxExponent = 128;
 
 // The rotation of columns p and q by (c, s): (x_p, x_q) <- (c x_p - s x_q, s x_p + c x_q).
@@ -43,8 +43,8 @@ inline bool JacobiRotation(Mat3* B, Mat3* V, Vec3* n) {
   // needs no special case.
   const double d = (*n)(q) - (*n)(p);
   const double two_gamma = 2.0 * gamma;
-  const double t = std::copysign(1.0, d) * two_gamma /
-                   (std::abs(d) + std::sqrt(d * d + two_gamma * two_gamma));
+  const double t =
+      std::copysign(1.0, d) * two_gamma / (std::abs(d) + std::sqrt(d * d + two_gamma * two_gamma));
   const double c = 1.0 / std::sqrt(1.0 + t * t);
   const double s = c * t;
   RotateColumns(B, p, q, c, s);

@@ -25,19 +25,20 @@ struct RotationVariantSVD {
 ///    inner products, so the columns of B end up orthogonal to a relative 1e-16 even
 ///    when singular values are tiny or clustered, which the two-sided form on F^T F
 ///    cannot give (its small singular values are only known to eps sigma_0^2 / sigma_i);
-///    exact rotation angles (Golub & Van Loan, Matrix Computations, Sec. 8.5.2) instead
-///    of the paper's approximate single-precision ones, sweeps until every pair passes;
+///    exact rotation angles (the 2-by-2 symmetric Schur decomposition, Golub & Van Loan,
+///    Matrix Computations, 4th ed., Sec. 8.5.2) instead of the paper's approximate
+///    single-precision ones, and sweeps until every pair is orthogonal;
 ///  - the columns of B sorted by norm, swapped with a sign flip so that det V stays +1
 ///    (Sec. 3);
 ///  - U from the Givens QR factorization B = U R (Sec. 4), which keeps U a rotation for
 ///    rank-deficient F; sigma_i = |b_i|, and sigma_2 takes the sign of R_22, which is the
 ///    sign of det F.
-/// Accuracy (tests/test_serial_rotation_variant_svd.cpp): U diag(sigma) V^T = F to a few 1e-16 relative to
-/// |F|, U and V orthonormal to a few 1e-16, sigma within a few 1e-16 sigma_0 of
-/// Eigen::JacobiSVD's, including repeated, zero and nearly equal singular values. F with
+/// Accuracy (tests/test_serial_rotation_variant_svd.cpp): U diag(sigma) V^T = F to a few
+/// 1e-16 relative to |F|, U and V orthonormal to a few 1e-16, sigma within a few 1e-16
+/// sigma_0 of Eigen::JacobiSVD's, including repeated, zero and nearly equal singular
+/// values. F with
 /// entries beyond 2^+-128 is scaled by a power of two first, so the squares cannot over-
-/// or underflow. Without branches on the data beyond the sweep count, the sorting swaps and
-/// the rank-deficient Givens steps.
+/// or underflow. Rank-local, pure and thread-safe.
 RotationVariantSVD ComputeRotationVariantSVD(const Mat3& F);
 
 /// The sigma of ComputeRotationVariantSVD without U and V, for energy-only evaluations:
