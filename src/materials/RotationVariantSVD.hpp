@@ -33,12 +33,11 @@ struct RotationVariantSVD {
 ///  - U from the Givens QR factorization B = U R (Sec. 4), which keeps U a rotation for
 ///    rank-deficient F; sigma_i = |b_i|, and sigma_2 takes the sign of R_22, which is the
 ///    sign of det F.
-/// Accuracy (tests/test_serial_rotation_variant_svd.cpp): U diag(sigma) V^T = F to a few
-/// 1e-16 relative to |F|, U and V orthonormal to a few 1e-16, sigma within a few 1e-16
-/// sigma_0 of Eigen::JacobiSVD's, including repeated, zero and nearly equal singular
-/// values. F with
-/// entries beyond 2^+-128 is scaled by a power of two first, so the squares cannot over-
-/// or underflow. Rank-local, pure and thread-safe.
+/// Accuracy (tests/test_serial_rotation_variant_svd.cpp asserts 1e-14): U diag(sigma) V^T
+/// = F to 2e-15 relative to |F|, U and V orthonormal to 3e-15, sigma within 3e-15 sigma_0
+/// of Eigen::JacobiSVD's, also for repeated, nearly equal, tiny and zero singular values.
+/// F with entries beyond 2^+-128 is scaled by a power of two first, so the squares cannot
+/// over- or underflow. Rank-local, pure and thread-safe.
 RotationVariantSVD ComputeRotationVariantSVD(const Mat3& F);
 
 /// The sigma of ComputeRotationVariantSVD without U and V, for energy-only evaluations:
