@@ -79,8 +79,7 @@ std::string Simulation::JudgeState(const std::vector<double>& det_f, const std::
   if (counts[0] > 0.0) {
     const bool inverted = lowest <= min_det_f_;
     what << static_cast<long long>(counts[0]) << " " << element << (counts[0] == 1.0 ? "" : "s")
-         << (inverted ? " inverted or flat (det F <= 0" : " stretched beyond -step_max_det_f (") << "; "
-         << element << " " << (inverted ? lowest_id : highest_id) << " has det F = "
+         << (inverted ? " inverted or flat (det F <= 0; " : " stretched beyond -step_max_det_f (") << element << " " << (inverted ? lowest_id : highest_id) << " has det F = "
          << (inverted ? lowest : highest) << ", det F ranges from " << lowest << " to " << highest << ")";
   } else {
     what << static_cast<long long>(counts[1]) << " " << element << (counts[1] == 1.0 ? "" : "s") << " with "
