@@ -141,6 +141,22 @@ TEST(Minimizers, BothConvergeOnRosenbrock) {
   }
 }
 
+/// A solve stopped at its iteration cap says which measure was not met, with the figures:
+/// Rosenbrock from its start is far from |g| < 1e-10 after 2 iterations.
+TEST(Minimizers, TheIterationCapNamesTheMeasureNotMet) {
+  for (const std::string method : kMethods) {
+    Rosenbrock potential(kRosenbrockNodes);
+    SolverConfig config = Config(method, kTau);
+    config.max_iterations = 2;
+    const Outcome out = Minimize(potential, potential.Start(), potential.Minimizer(), config, {},
+                                 (method + ", Rosenbrock, 2 iterations").c_str());
+    EXPECT_FALSE(out.report.converged) << method;
+    const std::string& reason = out.report.reason;
+    EXPECT_EQ(reason.rfind("iteration cap (2) reached: |g| ", 0), 0u) << method << ": " << reason;
+    EXPECT_NE(reason.find(" >= 1e-10 (not met)"), std::string::npos) << method << ": " << reason;
+  }
+}
+
 /// Terminated by the characteristic norm with epsilon: converged when sum_i |g_i|^2 /
 /// epsilon^2 < N over the free nodes (held ones have tol = inf), so |g|_2 < sqrt(N) epsilon.
 TEST(Minimizers, BothKeepHeldNodesAndFindTheConstrainedMinimizer) {

@@ -13,6 +13,7 @@
 #include "TestScenes.hpp"
 #include "TestUtil.hpp"
 #include "app/FemSimulation.hpp"
+#include "app/MpmSimulation.hpp"
 #include "integrators/Integrator.hpp"
 
 namespace optistep {
@@ -159,6 +160,42 @@ TEST(SolveErrors, PetscErrorInTheSemiImplicitDampingSolveIsAFailedStep) {
     scene.damping.stiffness_beta = 0.01;
     scene.friction.model = "after_solve";  // what a parsed semi_implicit scene gets
   });
+}
+
+// MPM particles are judged as tets are (det F_E Jp against the bounds, the state finite).
+// A block prestrained by 1.1 per axis (det F = 1.331) over one short frame: accepted under
+// -step_max_det_f 1.5; under 1.2 the first step is refused, and since MPM's CFL step
+// limit leaves no earlier state to halve from, the run ends with StepFailure naming the
+// particles and their det F.
+TEST(StateCheck, MpmParticlesBeyondTheDetFBoundEndTheRunNamingThem) {
+  const std::string dir = test::SharedTempDir("mpm_state_check");
+  const SceneConfig scene = test::MakeScene(dir + "/block.yaml", R"(discretization: mpm
+mpm: {dx: 0.05, ppc: 8}
+gravity: [0, 0, 0]
+time: {frame_dt: 0.001, frames: 1}
+bodies:
+  - shape: {type: box, min: [0, 0, 0], max: [0.2, 0.2, 0.2]}
+    material: {E: 1.0e5, nu: 0.3, density: 1000}
+    initial_conditions: {prestrain: {scale: 1.1}}
+output: {directory: out}
+)");
+  {
+    const test::ScopedOptions scoped(std::vector<std::pair<std::string, std::string>>{{"-step_max_det_f", "1.5"}});
+    MpmSimulation sim(MPI_COMM_WORLD, scene);
+    EXPECT_NO_THROW(sim.AdvanceFrame(nullptr));
+  }
+  const test::ScopedOptions scoped(std::vector<std::pair<std::string, std::string>>{{"-step_max_det_f", "1.2"}});
+  MpmSimulation sim(MPI_COMM_WORLD, scene);
+  std::string failure;
+  try {
+    sim.AdvanceFrame(nullptr);
+  } catch (const StepFailure& e) {
+    failure = e.what();
+  }
+  // 4 x 4 x 4 cells of 8 particles.
+  EXPECT_NE(failure.find("left 512 particles stretched beyond -step_max_det_f"), std::string::npos) << failure;
+  EXPECT_NE(failure.find("stretched beyond -step_max_det_f (particle "), std::string::npos) << failure;
+  EXPECT_NE(failure.find("has det F = 1.33"), std::string::npos) << failure;
 }
 
 }  // namespace

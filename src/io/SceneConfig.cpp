@@ -389,7 +389,7 @@ BodyConfig ParseBody(const Field& f, std::size_t i, const std::string& scene_fol
     // particles, which the MPM memory estimate covers.)
     double bytes_each = static_cast<double>(sizeof(BodyConfig));
     std::string what = "copies";
-    if (!mpm && n > 1.0) {
+    if (!mpm && n > 1.0 && fs::is_regular_file(body.mesh)) {  // a missing file: set-up names it
       const TetMeshData mesh = ReadTetMesh(body.mesh);
       bytes_each += AssembledMeshBytes(static_cast<double>(mesh.tets.size()),
                                        static_cast<double>(mesh.nodes.size()));

@@ -71,6 +71,23 @@ bool ConvergenceTest::Converged(int iterations, const Residual& residual) const 
   return iterations >= 1 && Met(residual);
 }
 
+std::string ConvergenceTest::Explain(const Residual& residual) const {
+  std::ostringstream s;
+  s.precision(3);
+  const auto against = [&s](const char* what, double value, double bound) {
+    const bool met = value < bound;
+    s << what << " " << value << (met ? " < " : " >= ") << bound << (met ? " (met)" : " (not met)");
+  };
+  if (use_cn_) {
+    against("cn residual", residual.cn, 1.0);
+    s << ", ";
+    against("rigid-motion residual", residual.rigid, 1.0);
+  } else {
+    against("|g|", residual.gradient_norm, tau_);
+  }
+  return s.str();
+}
+
 double ConvergenceTest::ToleranceNorm() const {
   const PetscScalar* a = nullptr;
   PetscInt n = 0;

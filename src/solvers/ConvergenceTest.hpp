@@ -56,6 +56,10 @@ class ConvergenceTest {
   /// Whether a solve that has taken `iterations` outer iterations has converged: after at
   /// least one, the measures meet the test.
   bool Converged(int iterations, const Residual& residual) const;
+  /// The measures against the test, with the figures, for a failure message:
+  /// "cn residual 6.4e-07 < 1 (met), rigid-motion residual 3.2 >= 1 (not met)" or
+  /// "|g| 0.001 >= tau 1e-06 (not met)".
+  std::string Explain(const Residual& residual) const;
   /// Collective: Euclidean norm of the finite tolerances (constrained nodes' +inf left
   /// out): the floor of Newton's preconditioned forcing term (HOT Sec. 5.3).
   double ToleranceNorm() const;

@@ -94,7 +94,8 @@ bool Minimizer::Stop(SolveReport* report, double energy, const Residual& residua
   }
   if (Abandon(report, true)) return true;
   if (report->iterations >= max_iterations_ + iteration_cap_extension_) {
-    report->reason = "iteration cap (" + std::to_string(max_iterations_ + iteration_cap_extension_) + ") reached";
+    report->reason = "iteration cap (" + std::to_string(max_iterations_ + iteration_cap_extension_) +
+                     ") reached: " + termination_.Explain(residual);
     return true;
   }
   return false;
