@@ -642,8 +642,7 @@ void MpmIncrementalPotential::NewGridVelocities(Vec dv, std::vector<double>* v_n
     const Vec3 normal_part = c.normal.dot(rel) * c.normal;
     const Vec3 tangential = rel - normal_part;
     const double speed = tangential.norm();
-    const double keep =
-        speed > 0.0 ? std::max(0.0, 1.0 - c.friction * normal_impulse[i] / speed) : 0.0;
+    const double keep = speed > 0.0 ? 1.0 - CoulombStoppedFraction(c.friction * normal_impulse[i], speed) : 0.0;
     v = c.velocity + normal_part + keep * tangential;
   }
 }
