@@ -539,7 +539,8 @@ const std::vector<BadInput>& Cases() {
           .Around(UnderTwoGigabytes)
           .AlsoByCheck(),
       BadInput{"copies_beyond_memory", {}, "run ok.yaml --set 'bodies.0.copies={count: [1000, 1000, 1000]}'", 1,
-               {"ok.yaml", "bodies[0].copies.count", "1e+09 copies need at least", "expected a smaller count"}}
+               {"ok.yaml", "bodies[0].copies.count", "1e+09 copies of", "tets each) need at least",
+                "GB available on this node", "expected a smaller count"}}
           .Around(UnderTwoGigabytes)
           .AlsoByCheck(),
       // PETSc options (exit 1); some values are judged only at the first solve.

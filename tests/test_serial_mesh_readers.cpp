@@ -11,6 +11,7 @@
 
 #include "core/Error.hpp"
 #include "io/TetMesh.hpp"
+#include "model/SceneMesh.hpp"
 #include "TestUtil.hpp"
 
 namespace optistep {
@@ -235,6 +236,49 @@ TEST(FetchedMeshes, ElephantReadsWithNoInvertedTet) {
   EXPECT_EQ(mesh.nodes.size(), points);
   EXPECT_GT(mesh.tets.size(), 3 * points);
   EXPECT_GT(TotalVolume(mesh), 0.0);
+}
+
+/// The message CheckFemMemory throws, or "" if it accepts.
+std::string FemMemoryError(double tets, double nodes, const AvailableMemory& available) {
+  SceneConfig scene;
+  scene.path = "scene.yaml";
+  scene.bodies.resize(3);
+  try {
+    CheckFemMemory(scene, tets, nodes, available);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// The refusal of a FEM scene whose meshes cannot fit: at kRunBytesPerTet = 500 B, 1 GB holds
+// 2e6 tets; the mesh rank 0 assembles takes 20 B per tet and 28 B per node.
+TEST(FemMemory, TetsBeyondTheRunsMemoryAreRefusedNamingTheCountsTheEstimateAndTheKeys) {
+  AvailableMemory available;
+  available.total = available.rank0_node = 1e9;
+  available.source = "the test";
+  EXPECT_EQ(FemMemoryError(1.9e6, 4e5, available), "");
+  const std::string message = FemMemoryError(3e6, 6e5, available);
+  for (const char* part : {"scene.yaml: the bodies' meshes hold 3e+06 tets and 6e+05 nodes in all (3 bodies)",
+                           "the run needs at least 1.5 GB, more than the 1 GB available on the run's 1 node (the test)",
+                           "expected coarser meshes (bodies[].mesh) or fewer copies (bodies[].copies.count)"})
+    EXPECT_NE(message.find(part), std::string::npos) << message;
+}
+
+TEST(FemMemory, AMeshBeyondRankZerosNodeIsRefusedEvenWhenTheRunFits) {
+  AvailableMemory available;
+  available.total = 1e12;
+  available.rank0_node = 1e7;
+  available.nodes = 8;
+  available.source = "the test";
+  // 1e6 tets and 2e5 nodes assemble into 2e7 + 5.6e6 B.
+  EXPECT_EQ(AssembledMeshBytes(1e6, 2e5), 2.56e7);
+  const std::string message = FemMemoryError(1e6, 2e5, available);
+  EXPECT_NE(message.find("rank 0 needs at least 0.0256 GB, more than the 0.01 GB available on its node (the test)"),
+            std::string::npos)
+      << message;
+  available.rank0_node = 1e8;
+  EXPECT_EQ(FemMemoryError(1e6, 2e5, available), "");
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "TestScenes.hpp"
 #include "TestUtil.hpp"
 #include "app/FemSimulation.hpp"
+#include "app/MpmSimulation.hpp"
 #include "integrators/Integrator.hpp"
 
 namespace optistep {
@@ -100,13 +102,18 @@ output: {directory: out}
 /// direction it leaves (More-Thuente: "dx * (stp-stx) >= 0.0") or on the iteration cap; a
 /// PETSc error that escaped would end the test with an exception instead.
 void ExpectFailedStepFromSolveErrors(const std::string& tag, const std::string& prefix,
-                                     std::vector<std::pair<std::string, std::string>> options) {
+                                     std::vector<std::pair<std::string, std::string>> options,
+                                     const std::function<void(SceneConfig&)>& edit = {}) {
+  std::vector<std::pair<std::string, std::string>> all;
   for (const auto& [name, value] : std::vector<std::pair<std::string, std::string>>{
            {"ksp_error_if_not_converged", "true"}, {"ksp_type", "richardson"},
            {"ksp_richardson_scale", "1e-30"}, {"ksp_max_it", "1"}})
-    options.emplace_back("-" + prefix + name, value);
-  const test::ScopedOptions scoped(options);
-  FemSimulation sim(MPI_COMM_WORLD, RestingScene(tag));
+    all.emplace_back("-" + prefix + name, value);
+  all.insert(all.end(), options.begin(), options.end());  // the caller's come last and win
+  const test::ScopedOptions scoped(all);
+  SceneConfig scene = RestingScene(tag);
+  if (edit) edit(scene);
+  FemSimulation sim(MPI_COMM_WORLD, scene);
   const std::vector<double> start = sim.GatherPositions();
   std::string failure;
   try {
@@ -138,6 +145,57 @@ TEST(SolveErrors, PetscErrorInADotSubdomainSolveIsAFailedStep) {
 TEST(SolveErrors, PetscErrorInTheDotKrylovSolveIsAFailedStep) {
   ExpectFailedStepFromSolveErrors("dot_krylov_error", "dot_krylov_",
                                   {{"-solver_method", "dot"}, {"-dot_krylov_its", "2"}});
+}
+
+// The semi-implicit integrator's implicit Rayleigh damping (CG under semi_implicit_): no
+// minimizer around it, so the integrator itself makes the error a failed try. The trigger
+// is a Richardson iteration that blows up (DIVERGED_DTOL): PETSc raises DIVERGED_ITS only
+// at the outermost KSPSolve level, a count that a solve ended by an error leaves raised.
+TEST(SolveErrors, PetscErrorInTheSemiImplicitDampingSolveIsAFailedStep) {
+  ExpectFailedStepFromSolveErrors("semi_damping_error", "semi_implicit_",
+                                  {{"-semi_implicit_ksp_richardson_scale", "1e30"},
+                                   {"-semi_implicit_ksp_max_it", "5"}},
+                                  [](SceneConfig& scene) {
+    scene.integrator = "semi_implicit";
+    scene.damping.stiffness_beta = 0.01;
+    scene.friction.model = "after_solve";  // what a parsed semi_implicit scene gets
+  });
+}
+
+// MPM particles are judged as tets are (det F_E Jp against the bounds, the state finite).
+// A block prestrained by 1.1 per axis (det F = 1.331) over one short frame: accepted under
+// -step_max_det_f 1.5; under 1.2 the first step is refused, and since MPM's CFL step
+// limit leaves no earlier state to halve from, the run ends with StepFailure naming the
+// particles and their det F.
+TEST(StateCheck, MpmParticlesBeyondTheDetFBoundEndTheRunNamingThem) {
+  const std::string dir = test::SharedTempDir("mpm_state_check");
+  const SceneConfig scene = test::MakeScene(dir + "/block.yaml", R"(discretization: mpm
+mpm: {dx: 0.05, ppc: 8}
+gravity: [0, 0, 0]
+time: {frame_dt: 0.001, frames: 1}
+bodies:
+  - shape: {type: box, min: [0, 0, 0], max: [0.2, 0.2, 0.2]}
+    material: {E: 1.0e5, nu: 0.3, density: 1000}
+    initial_conditions: {prestrain: {scale: 1.1}}
+output: {directory: out}
+)");
+  {
+    const test::ScopedOptions scoped(std::vector<std::pair<std::string, std::string>>{{"-step_max_det_f", "1.5"}});
+    MpmSimulation sim(MPI_COMM_WORLD, scene);
+    EXPECT_NO_THROW(sim.AdvanceFrame(nullptr));
+  }
+  const test::ScopedOptions scoped(std::vector<std::pair<std::string, std::string>>{{"-step_max_det_f", "1.2"}});
+  MpmSimulation sim(MPI_COMM_WORLD, scene);
+  std::string failure;
+  try {
+    sim.AdvanceFrame(nullptr);
+  } catch (const StepFailure& e) {
+    failure = e.what();
+  }
+  // 4 x 4 x 4 cells of 8 particles.
+  EXPECT_NE(failure.find("left 512 particles stretched beyond -step_max_det_f"), std::string::npos) << failure;
+  EXPECT_NE(failure.find("stretched beyond -step_max_det_f (particle "), std::string::npos) << failure;
+  EXPECT_NE(failure.find("has det F = 1.33"), std::string::npos) << failure;
 }
 
 }  // namespace

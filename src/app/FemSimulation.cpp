@@ -11,26 +11,6 @@
 #include "integrators/IntegratorFactory.hpp"
 
 namespace optistep {
-namespace {
-
-/// -step_max_det_f, inside its own options block so -help lists it.
-PetscErrorCode ReadStateCheckOptions(MPI_Comm comm, double* max_det_f, PetscBool* reject_inverted) {
-  PetscOptionsBegin(comm, "step_", "Judging the state after each step", "FemSimulation");
-  PetscCall(PetscOptionsBool("-reject_inverted",
-                             "A step that leaves a tet inverted or flat (det F <= 0) is a failed step, "
-                             "retried with dt/2; false accepts it as before (no scene key)",
-                             "", *reject_inverted, reject_inverted, nullptr));
-  PetscCall(PetscOptionsReal("-max_det_f",
-                             "A step that leaves a tet with det F above this is a failed step, retried "
-                             "with dt/2 (default: no bound; det F <= 0, an inverted tet, always fails) "
-                             "(no scene key)",
-                             "", *max_det_f, max_det_f, nullptr));
-  PetscOptionsEnd();
-  return 0;
-}
-
-}  // namespace
-
 FemSimulation::FemSimulation(MPI_Comm comm, const SceneConfig& scene)
     : Simulation(comm, scene) {
   ScopedPhase phase(kSetupPhase);
@@ -40,10 +20,7 @@ FemSimulation::FemSimulation(MPI_Comm comm, const SceneConfig& scene)
   OPTISTEP_PETSC(VecDuplicate(x_, &v_));
   model_->InitialState(x_, v_);
   SetIntegrator(CreateFemIntegrator(scene_, *model_, x_, v_));
-  PetscBool reject_inverted = PETSC_TRUE;
-  OPTISTEP_PETSC(ReadStateCheckOptions(comm_, &max_det_f_, &reject_inverted));
-  min_det_f_ = reject_inverted ? 0.0 : -INFINITY;
-  controller_->SetStateCheck([this] { return CheckState(); });
+  InstallStateCheck([this] { return CheckState(); });
   const DistributedTetMesh& m = model_->mesh();
   node_order_ = std::make_unique<NaturalOrdering>(
       comm_, std::vector<PetscInt>(m.node_original_id.begin(), m.node_original_id.begin() + m.n_owned),
@@ -58,46 +35,15 @@ std::string FemSimulation::CheckState() const {
   std::vector<double> J, von_mises;
   model_->TetDiagnostics(x_, &J, &von_mises);
   const DistributedTetMesh& m = model_->mesh();
-  // Per rank: the smallest and largest det F with their tets, the tets outside the bounds,
-  // and the tets whose von Mises stress is not finite.
-  struct {
-    double value;
-    int tet;
-  } lowest{INFINITY, -1}, highest{-INFINITY, -1};
-  double counts[2] = {0.0, 0.0};  // outside (0, max_det_f], non-finite von Mises
+  std::vector<long long> ids;
+  std::vector<char> finite;
   std::size_t k = 0;
   for (std::size_t e = 0; e < m.tets.size(); ++e) {
     if (!m.tet_counted[e]) continue;
-    const double j = J[k];
-    const int id = static_cast<int>(m.tet_original_id[e]);
-    if (!(j >= lowest.value)) lowest = {std::isnan(j) ? -INFINITY : j, id};
-    if (!(j <= highest.value)) highest = {std::isnan(j) ? INFINITY : j, id};
-    if (!(j > min_det_f_ && j <= max_det_f_)) counts[0] += 1.0;
-    if (!std::isfinite(von_mises[k])) counts[1] += 1.0;
-    ++k;
+    ids.push_back(static_cast<long long>(m.tet_original_id[e]));
+    finite.push_back(std::isfinite(von_mises[k++]));
   }
-  MPI_Allreduce(MPI_IN_PLACE, &lowest, 1, MPI_DOUBLE_INT, MPI_MINLOC, comm_);
-  MPI_Allreduce(MPI_IN_PLACE, &highest, 1, MPI_DOUBLE_INT, MPI_MAXLOC, comm_);
-  MPI_Allreduce(MPI_IN_PLACE, counts, 2, MPI_DOUBLE, MPI_SUM, comm_);
-  if (counts[0] == 0.0 && counts[1] == 0.0) return "";
-  std::ostringstream what;
-  what.precision(4);
-  what << "integrator " << integrator_->Name() << " left ";
-  if (counts[0] > 0.0) {
-    const bool inverted = lowest.value <= min_det_f_;
-    const auto& worst = inverted ? lowest : highest;
-    what << static_cast<long long>(counts[0]) << " tet" << (counts[0] == 1.0 ? "" : "s")
-         << (inverted ? " inverted or flat (det F <= 0" : " stretched beyond -step_max_det_f (")
-         << "; tet " << worst.tet << " has det F = " << worst.value << ", det F ranges from "
-         << lowest.value << " to " << highest.value << ")";
-  } else {
-    what << static_cast<long long>(counts[1]) << " tet" << (counts[1] == 1.0 ? "" : "s")
-         << " with a non-finite von Mises stress (det F from " << lowest.value << " to " << highest.value << ")";
-  }
-  what << "; try a smaller time.dt";
-  const std::string name = integrator_->Name();
-  if (name == "xpbd") what << " or more xpbd.substeps";
-  return what.str();
+  return JudgeState(J, ids, finite, "tet", "a non-finite von Mises stress");
 }
 
 FemSimulation::~FemSimulation() {

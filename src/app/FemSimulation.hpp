@@ -52,8 +52,6 @@ class FemSimulation : public Simulation {
 
   PartitionQuality quality_;
   std::unique_ptr<FemModel> model_;
-  double max_det_f_ = INFINITY;  ///< -step_max_det_f
-  double min_det_f_ = 0.0;       ///< 0, or -inf with -step_reject_inverted false
   Vec x_ = nullptr;  ///< node positions (m), ghosted
   Vec v_ = nullptr;  ///< node velocities (m/s), ghosted
   std::unique_ptr<NaturalOrdering> node_order_;

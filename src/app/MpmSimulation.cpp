@@ -1,5 +1,6 @@
 #include "app/MpmSimulation.hpp"
 
+#include <cmath>
 #include <utility>
 
 #include "core/Error.hpp"
@@ -34,6 +35,22 @@ MpmSimulation::MpmSimulation(MPI_Comm comm, const SceneConfig& scene)
   n_particles_ = domain_->GlobalParticleCount();
   mpm::CheckPointLoads(scene_, *domain_);
   SetIntegrator(CreateMpmIntegrator(scene_, *domain_, model_));
+  InstallStateCheck([this] { return CheckState(); });
+}
+
+std::string MpmSimulation::CheckState() const {
+  const Particles& p = domain_->particles();
+  const std::size_t n = domain_->n_owned();
+  std::vector<double> J(n);
+  std::vector<long long> ids(n);
+  std::vector<char> finite(n);
+  for (std::size_t k = 0; k < n; ++k) {
+    J[k] = p.F[k].determinant() * p.plastic[k].Jp;
+    ids[k] = static_cast<long long>(p.id[k]);
+    finite[k] = p.x[k].allFinite() && p.v[k].allFinite() && p.F[k].allFinite() && p.C[k].allFinite() &&
+                std::isfinite(p.plastic[k].plastic_strain);
+  }
+  return JudgeState(J, ids, finite, "particle", "a non-finite position, velocity, F, C or plastic strain");
 }
 
 MpmSimulation::~MpmSimulation() {

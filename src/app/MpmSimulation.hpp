@@ -27,6 +27,14 @@ class MpmSimulation : public Simulation {
   MpmSimulation(MPI_Comm comm, const SceneConfig& scene);
   ~MpmSimulation() override;
 
+  /// Collective: the step controller's state check (StepController::SetStateCheck), as
+  /// FEM's for tets: "" if every particle's det F (det F_E Jp, the J of the frames) is
+  /// finite in (0, -step_max_det_f] and its position, velocity, F, C and plastic strain
+  /// are finite, else one line naming the integrator, the worst particle (id) with its det
+  /// F, the range and count. MPM steps have a step limit (CFL), so a rejected state ends
+  /// the run with exit 2 (StepFailure) rather than a retry.
+  std::string CheckState() const;
+
   /// Collective: per particle (in id order, all particles, on every rank) position (m)
   /// and velocity (m/s), 3 values each; mass (kg) in *mass when non-null.
   void GatherParticles(std::vector<double>* x, std::vector<double>* v,

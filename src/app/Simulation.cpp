@@ -1,7 +1,12 @@
 #include "app/Simulation.hpp"
 
+#include <climits>
+#include <cmath>
 #include <filesystem>
 #include <optional>
+#include <sstream>
+#include <tuple>
+#include <utility>
 
 #include "app/CheckpointSchedule.hpp"
 #include "core/Error.hpp"
@@ -13,6 +18,77 @@
 namespace optistep {
 
 Simulation::Simulation(MPI_Comm comm, const SceneConfig& scene) : comm_(comm), scene_(scene) {}
+
+namespace {
+
+/// -step_reject_inverted and -step_max_det_f, inside their own options block so -help
+/// lists them.
+PetscErrorCode ReadStateCheckOptions(MPI_Comm comm, double* max_det_f, PetscBool* reject_inverted) {
+  PetscOptionsBegin(comm, "step_", "Judging the state after each step", "Simulation");
+  PetscCall(PetscOptionsBool("-reject_inverted",
+                             "A step that leaves a tet or MPM particle inverted or flat (det F <= 0) is a "
+                             "failed step, retried with dt/2; false accepts it as before (no scene key)",
+                             "", *reject_inverted, reject_inverted, nullptr));
+  PetscCall(PetscOptionsReal("-max_det_f",
+                             "A step that leaves a tet or MPM particle with det F above this is a failed "
+                             "step, retried with dt/2 (default: no bound; det F <= 0, an inverted "
+                             "element, always fails) (no scene key)",
+                             "", *max_det_f, max_det_f, nullptr));
+  PetscOptionsEnd();
+  return 0;
+}
+
+}  // namespace
+
+void Simulation::InstallStateCheck(std::function<std::string()> check) {
+  PetscBool reject_inverted = PETSC_TRUE;
+  OPTISTEP_PETSC(ReadStateCheckOptions(comm_, &max_det_f_, &reject_inverted));
+  min_det_f_ = reject_inverted ? 0.0 : -INFINITY;
+  controller_->SetStateCheck(std::move(check));
+}
+
+std::string Simulation::JudgeState(const std::vector<double>& det_f, const std::vector<long long>& ids,
+                                   const std::vector<char>& finite, const std::string& element,
+                                   const std::string& not_finite) const {
+  // The smallest and largest det F (NaN counts as both) with their elements, the elements
+  // outside the bounds and those not finite otherwise.
+  double lowest = INFINITY, highest = -INFINITY;
+  long long lowest_id = -1, highest_id = -1;
+  double counts[2] = {0.0, 0.0};
+  for (std::size_t k = 0; k < det_f.size(); ++k) {
+    const double j = det_f[k];
+    if (!(j >= lowest)) std::tie(lowest, lowest_id) = std::make_pair(std::isnan(j) ? -INFINITY : j, ids[k]);
+    if (!(j <= highest)) std::tie(highest, highest_id) = std::make_pair(std::isnan(j) ? INFINITY : j, ids[k]);
+    if (!(j > min_det_f_ && j <= max_det_f_)) counts[0] += 1.0;
+    if (!finite[k]) counts[1] += 1.0;
+  }
+  // Each extreme's element: the lowest id among the ranks that hold the extreme value.
+  const auto extreme = [this](double* value, long long* id, MPI_Op op) {
+    const double mine = *value;
+    MPI_Allreduce(MPI_IN_PLACE, value, 1, MPI_DOUBLE, op, comm_);
+    long long candidate = mine == *value ? *id : LLONG_MAX;
+    MPI_Allreduce(&candidate, id, 1, MPI_LONG_LONG, MPI_MIN, comm_);
+  };
+  extreme(&lowest, &lowest_id, MPI_MIN);
+  extreme(&highest, &highest_id, MPI_MAX);
+  MPI_Allreduce(MPI_IN_PLACE, counts, 2, MPI_DOUBLE, MPI_SUM, comm_);
+  if (counts[0] == 0.0 && counts[1] == 0.0) return "";
+  std::ostringstream what;
+  what.precision(4);
+  what << "integrator " << integrator_->Name() << " left ";
+  if (counts[0] > 0.0) {
+    const bool inverted = lowest <= min_det_f_;
+    what << static_cast<long long>(counts[0]) << " " << element << (counts[0] == 1.0 ? "" : "s")
+         << (inverted ? " inverted or flat (det F <= 0; " : " stretched beyond -step_max_det_f (") << element << " " << (inverted ? lowest_id : highest_id) << " has det F = "
+         << (inverted ? lowest : highest) << ", det F ranges from " << lowest << " to " << highest << ")";
+  } else {
+    what << static_cast<long long>(counts[1]) << " " << element << (counts[1] == 1.0 ? "" : "s") << " with "
+         << not_finite << " (det F from " << lowest << " to " << highest << ")";
+  }
+  what << "; try a smaller time.dt";
+  if (integrator_->Name() == "xpbd") what << " or more xpbd.substeps";
+  return what.str();
+}
 
 Simulation::~Simulation() = default;
 

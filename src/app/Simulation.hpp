@@ -7,6 +7,7 @@
 // checkpoint datasets.
 #include <mpi.h>
 
+#include <cmath>
 #include <functional>
 #include <memory>
 #include <string>
@@ -104,6 +105,20 @@ class Simulation {
   /// fit the scene (sizes).
   virtual bool LoadState(const CheckpointReader& in) = 0;
 
+  /// Collective: reads -step_reject_inverted and -step_max_det_f (both listed in -help)
+  /// and installs JudgeState-based `check` as the controller's state check. Called by a
+  /// discretization with elements (tets, MPM particles) once SetIntegrator has run.
+  void InstallStateCheck(std::function<std::string()> check);
+  /// Collective: the verdict of the state check on this rank's elements: det_f[k] (det F of
+  /// element k, its original id ids[k]) must lie in (min, -step_max_det_f] (min 0, or -inf
+  /// with -step_reject_inverted false) and finite[k] must be true. Returns "" or one line
+  /// naming the integrator, the count of `element`s ("tet", "particle") outside, the worst
+  /// with its det F, the range, and what to change; elements that fail only finite[k] are
+  /// named "with " + not_finite ("a non-finite von Mises stress").
+  std::string JudgeState(const std::vector<double>& det_f, const std::vector<long long>& ids,
+                         const std::vector<char>& finite, const std::string& element,
+                         const std::string& not_finite) const;
+
   MPI_Comm comm_;
   SceneConfig scene_;
   std::unique_ptr<XdmfTimeSeries> frames_;
@@ -113,6 +128,8 @@ class Simulation {
 
  private:
   std::string newest_checkpoint_;  ///< written or loaded by this run; "" if none
+  double max_det_f_ = INFINITY;    ///< -step_max_det_f
+  double min_det_f_ = 0.0;         ///< 0, or -inf with -step_reject_inverted false
   RunOutcome RunSteps(const RunOptions& options);
   /// Lists the frame files up to frame_ that the output rule wrote and that are on disk.
   void ReseedFrames();

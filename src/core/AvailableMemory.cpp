@@ -58,4 +58,16 @@ AvailableMemory QueryAvailableMemory(MPI_Comm comm) {
   return memory;
 }
 
+std::string RunNodes(const AvailableMemory& available) {
+  return "the run's " + std::to_string(available.nodes) + (available.nodes == 1 ? " node" : " nodes");
+}
+
+std::string BeyondMemory(double need_bytes, double available_bytes, const std::string& where,
+                         const std::string& source) {
+  char text[160];
+  std::snprintf(text, sizeof text, "at least %.3g GB, more than the %.3g GB available on ",
+                need_bytes / 1e9, available_bytes / 1e9);
+  return text + where + " (" + source + ")";
+}
+
 }  // namespace optistep

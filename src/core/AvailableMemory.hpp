@@ -29,4 +29,14 @@ double NodeAvailableMemory(std::string* source);
 /// gives every rank the sum, rank 0's node's share, the node count and rank 0's source.
 AvailableMemory QueryAvailableMemory(MPI_Comm comm);
 
+/// "the run's <n> node(s)": whose memory AvailableMemory::total is.
+std::string RunNodes(const AvailableMemory& available);
+
+/// The shared middle of every memory refusal (MPM's mpm.dx, FEM meshes and copies, chains):
+/// "at least <need> GB, more than the <available> GB available on <where> (<source>)",
+/// the figures to three digits. need_bytes and available_bytes in bytes; `where` says
+/// whose memory ("this node", "the run's 2 nodes", "rank 0's node").
+std::string BeyondMemory(double need_bytes, double available_bytes, const std::string& where,
+                         const std::string& source);
+
 }  // namespace optistep

@@ -10,6 +10,7 @@
 #include "core/Phases.hpp"
 #include "fem/TetElement.hpp"
 #include "integrators/AsyncRegions.hpp"
+#include "solvers/Initializer.hpp"
 
 namespace optistep {
 namespace {
@@ -185,10 +186,7 @@ void FemSemiImplicit::Damp(Vec x, Vec v, double h) {
   OPTISTEP_PETSC(MatScale(K_, h * beta_));
   OPTISTEP_PETSC(MatDiagonalSet(K_, mass_diagonal_, ADD_VALUES));
   OPTISTEP_PETSC(KSPSetOperators(ksp_, K_, K_));
-  OPTISTEP_PETSC(KSPSolve(ksp_, rhs_, delta_));
-  PetscInt its = 0;
-  OPTISTEP_PETSC(KSPGetIterationNumber(ksp_, &its));
-  damping_iterations_ += its;
+  damping_iterations_ += SolveCountingIterations(ksp_, rhs_, delta_);
   OPTISTEP_PETSC(VecAXPY(v, 1.0, delta_));
 }
 
@@ -215,7 +213,15 @@ SolveReport FemSemiImplicit::TryStep(double dt) {
     OPTISTEP_PETSC(VecRestoreArrayRead(x_, &xo));
     OPTISTEP_PETSC(VecRestoreArray(v_half_, &va));
   }
-  Damp(x_, v_half_, 0.5 * dt);
+  // A PETSc error in a damping solve is a failed try (retried with dt/2); the state of the
+  // step's start is untouched until the end.
+  SolveReport report;
+  try {
+    Damp(x_, v_half_, 0.5 * dt);
+  } catch (const SolveError& e) {
+    report.reason = "the damping solve raised " + std::string(e.what());
+    return report;
+  }
   // x^(n+1) = x^n + dt v^(n+1/2); Dirichlet nodes exactly on their targets.
   OPTISTEP_PETSC(VecWAXPY(x_new_, dt, v_half_, x_));
   {
@@ -243,9 +249,14 @@ SolveReport FemSemiImplicit::TryStep(double dt) {
     OPTISTEP_PETSC(VecRestoreArrayRead(v_half_, &vh));
     OPTISTEP_PETSC(VecRestoreArray(v_new_, &va));
   }
-  Damp(x_new_, v_new_, dt);
+  try {
+    Damp(x_new_, v_new_, dt);
+  } catch (const SolveError& e) {
+    report.linear_iterations = static_cast<int>(damping_iterations_);
+    report.reason = "the damping solve raised " + std::string(e.what());
+    return report;
+  }
 
-  SolveReport report;
   report.linear_iterations = static_cast<int>(damping_iterations_);
   if (!AllFinite(x_new_) || !AllFinite(v_new_)) {
     report.reason = "NaN or infinity in the new state (is dt above the CFL step?)";

@@ -29,6 +29,7 @@
 #include "core/Error.hpp"
 #include "io/SceneReader.hpp"
 #include "io/SceneSchema.hpp"
+#include "io/TetMesh.hpp"
 
 namespace optistep {
 
@@ -226,9 +227,8 @@ void RefuseBeyondMemory(const Field& at, double count, double bytes_each, const 
   if (!(bytes > available)) return;
   std::ostringstream msg;
   msg.precision(3);
-  msg << count << " " << what << " need at least " << bytes / 1e9 << " GB (" << bytes_each
-      << " B each), more than the " << available / 1e9 << " GB available on this node (" << source
-      << "); expected a smaller count";
+  msg << count << " " << what << " need " << BeyondMemory(bytes, available, "this node", source)
+      << ", " << bytes_each << " B each; expected a smaller count";
   at.Error(msg.str());
 }
 
@@ -383,8 +383,20 @@ BodyConfig ParseBody(const Field& f, std::size_t i, const std::string& scene_fol
     for (int a = 0; a < 3; ++a) items[a].To(body.copies.count[a], kPositiveInteger);
     const double n = static_cast<double>(body.copies.count[0]) * body.copies.count[1] * body.copies.count[2];
     if (n > 2147483647.0) count.Error("expected at most 2147483647 copies in all, got " + std::to_string(n));
-    // Each copy is a body of the scene (its mesh or sampled particles come on top).
-    RefuseBeyondMemory(count, n, static_cast<double>(sizeof(BodyConfig)), "copies");
+    // Each copy is a body of the scene. A FEM copy also brings its mesh, which rank 0
+    // assembles into the scene's mesh: read it once here, so that a copy count whose
+    // meshes cannot fit is refused before the copies are made. (MPM copies are sampled
+    // particles, which the MPM memory estimate covers.)
+    double bytes_each = static_cast<double>(sizeof(BodyConfig));
+    std::string what = "copies";
+    if (!mpm && n > 1.0 && fs::is_regular_file(body.mesh)) {  // a missing file: set-up names it
+      const TetMeshData mesh = ReadTetMesh(body.mesh);
+      bytes_each += AssembledMeshBytes(static_cast<double>(mesh.tets.size()),
+                                       static_cast<double>(mesh.nodes.size()));
+      what = "copies of " + fs::path(body.mesh).filename().string() + " (" +
+             std::to_string(mesh.tets.size()) + " tets each)";
+    }
+    RefuseBeyondMemory(count, n, bytes_each, what);
     copies.Read("spacing", body.copies.spacing);
     copies.Read("jitter", body.copies.jitter);
     copies.Read("seed", body.copies.seed);

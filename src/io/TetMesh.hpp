@@ -55,6 +55,13 @@ TetMeshData ReadTetMesh(const std::string& path);
 /// naming path, the 0-based tet index, its 0-based nodes and its volume. Rank-local.
 void ValidateTets(const TetMeshData& mesh, const std::string& path);
 
+/// Bytes a mesh of `tets` tets and `nodes` nodes holds once rank 0 has assembled it into
+/// the scene's mesh (GlobalTetMesh: 4 corners and a body index per tet, a position and a
+/// body index per node): a lower bound of what reading a scene's meshes needs on rank 0.
+inline double AssembledMeshBytes(double tets, double nodes) {
+  return tets * 5.0 * sizeof(int) + nodes * (sizeof(Vec3) + sizeof(int));
+}
+
 /// Signed volume (m^3) det[x1-x0, x2-x0, x3-x0] / 6 of tet t, corners in stored order.
 /// No range checks (ValidateTets does them).
 double SignedVolume(const TetMeshData& mesh, int t);

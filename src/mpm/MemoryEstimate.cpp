@@ -28,21 +28,23 @@ void CheckMemory(const MemoryEstimate& estimate, const AvailableMemory& availabl
                  const std::string& where, double dx, int ppc) {
   const bool run_fits = estimate.run_bytes_low <= available.total;
   if (run_fits && estimate.setup_bytes <= available.rank0_node) return;
-  char counts[256], need[256];
+  char counts[256];
   std::snprintf(counts, sizeof counts,
                 "mpm.dx = %g m and mpm.ppc = %d make about %.3g particles and %.3g to %.3g grid nodes",
                 dx, ppc, estimate.particles, estimate.grid_nodes_low, estimate.grid_nodes_high);
-  if (run_fits)
-    std::snprintf(need, sizeof need,
-                  "rank 0 needs about %.3g GB to sample them, more than the %.3g GB available on its node",
-                  estimate.setup_bytes / 1e9, available.rank0_node / 1e9);
-  else
-    std::snprintf(need, sizeof need,
-                  "at least %.3g GB (up to %.3g GB), more than the %.3g GB available on the run's %d node%s",
-                  estimate.run_bytes_low / 1e9, estimate.run_bytes_high / 1e9, available.total / 1e9,
-                  available.nodes, available.nodes == 1 ? "" : "s");
-  throw InputError(where + ": " + counts + ", " + need + " (" + available.source +
-                   "); expected a larger mpm.dx or a smaller mpm.ppc");
+  std::string need;
+  if (run_fits) {
+    need = "rank 0 needs " +
+           BeyondMemory(estimate.setup_bytes, available.rank0_node, "its node", available.source) +
+           ", to sample them";
+  } else {
+    char high[64];
+    std::snprintf(high, sizeof high, " (up to %.3g GB)", estimate.run_bytes_high / 1e9);
+    need = "the run needs " +
+           BeyondMemory(estimate.run_bytes_low, available.total, RunNodes(available), available.source) +
+           high;
+  }
+  throw InputError(where + ": " + counts + "; " + need + "; expected a larger mpm.dx or a smaller mpm.ppc");
 }
 
 }  // namespace optistep::mpm
