@@ -21,7 +21,25 @@
 #include <utility>
 #include <vector>
 
+#include "core/Error.hpp"
+
 namespace optistep::test {
+
+/// Starts PETSc's default logging unless it runs already (for EventCount).
+inline void StartPetscLogging() {
+  PetscBool logging = PETSC_FALSE;
+  OPTISTEP_PETSC(PetscLogIsActive(&logging));
+  if (!logging) OPTISTEP_PETSC(PetscLogDefaultBegin());
+}
+
+/// How many times this process has entered the PETSc log event `name` (logging on).
+inline int EventCount(const char* name) {
+  PetscLogEvent event = 0;
+  OPTISTEP_PETSC(PetscLogEventGetId(name, &event));
+  PetscEventPerfInfo info;
+  OPTISTEP_PETSC(PetscLogEventGetPerfInfo(0, event, &info));
+  return info.count;
+}
 
 /// Path of a file in the source tree (configs/, tests/data/).
 inline std::string SourcePath(const std::string& relative) {

@@ -523,27 +523,16 @@ TEST(FemMultigrid, CoarseLevelsPerStepKeepTheFirstHessiansProducts) {
   for (Vec* v : {&x, &q, &r}) VecDestroy(v);
 }
 
-/// How many times this process has entered the PETSc log event `name` (logging on).
-int EventCount(const char* name) {
-  PetscLogEvent event = 0;
-  OPTISTEP_PETSC(PetscLogEventGetId(name, &event));
-  PetscEventPerfInfo info;
-  OPTISTEP_PETSC(PetscLogEventGetPerfInfo(0, event, &info));
-  return info.count;
-}
-
 TEST(FemMultigrid, LbfgsHsFactorizationKeepsItsSymbolicPhaseAcrossSteps) {
-  PetscBool logging = PETSC_FALSE;
-  OPTISTEP_PETSC(PetscLogIsActive(&logging));
-  if (!logging) OPTISTEP_PETSC(PetscLogDefaultBegin());
+  test::StartPetscLogging();
   // PETSc's own Cholesky on one rank, MUMPS on more: both log their symbolic phase.
   const ScopedOptions cholesky(Options{{"-lbfgsh_ksp_type", "preonly"}, {"-lbfgsh_pc_type", "cholesky"},
                                 {"-lbfgsh_pc_factor_mat_solver_type", test::Size() == 1 ? "petsc" : "mumps"}});
   FemSimulation sim(PETSC_COMM_WORLD, ReadSceneConfig(test::SourcePath(kBar), {"solver.method=lbfgs"}));
-  const int before = EventCount("MatCholFctrSym"), numeric_before = EventCount("MatCholFctrNum");
+  const int before = test::EventCount("MatCholFctrSym"), numeric_before = test::EventCount("MatCholFctrNum");
   for (int step = 0; step < 2; ++step) sim.AdvanceStep(nullptr);
-  const int symbolic = EventCount("MatCholFctrSym") - before;
-  const int numeric = EventCount("MatCholFctrNum") - numeric_before;
+  const int symbolic = test::EventCount("MatCholFctrSym") - before;
+  const int numeric = test::EventCount("MatCholFctrNum") - numeric_before;
   EXPECT_EQ(symbolic, 1) << "one symbolic factorization in 2 steps";
   EXPECT_EQ(numeric, 2) << "one numeric factorization per step";
 }

@@ -242,6 +242,7 @@ bodies:
 collision_objects:
   - {type: half_space, point: [0, 0, 0], normal: [0, 1, 0], friction: 0.5, boundary: )") +
                                                    boundary + R"(}
+friction: {model: after_solve}
 solver: {cn_epsilon: 1.0e-9}
 )");
   MpmSimulation sim(PETSC_COMM_WORLD, scene);
@@ -298,9 +299,10 @@ struct SlopeMotion {
 };
 
 /// Collective: the block's motion along the slope after `steps` steps of dt (s);
-/// `friction` is appended to the scene (a friction block, or nothing: after the solve).
+/// `friction` is appended to the scene (a friction block; the default asks for friction
+/// after the solve, which the scene's default, the potential, is not).
 SlopeMotion SlideOnSlope(const std::string& tag, double mu, double dt, int steps,
-                         const std::string& friction = "") {
+                         const std::string& friction = "friction: {model: after_solve}\n") {
   const double theta = M_PI / 6.0, g = 9.81;
   const std::string dir = SharedTempDir(tag);
   char gravity[96], time[96], ground[160];
@@ -404,8 +406,9 @@ TEST(MpmVerification, FrictionPotentialSticksAtTheFrameStep) {
   EXPECT_LT(std::abs(s.velocity), 1e-3) << "faster than eps_v: sliding (m/s)";
 }
 
-/// A ball thrown at a slip ground with Coulomb friction: FCR elasticity, gravity, slip
-/// constraints switching on and off, particles migrating.
+/// A ball thrown at a slip ground with Coulomb friction (after the solve: the potential
+/// takes Newton iterations where slip nodes stop, docs/methods/friction.md): FCR
+/// elasticity, gravity, slip constraints switching on and off, particles migrating.
 SceneConfig ThrownBallScene() {
   const std::string dir = SharedTempDir("mpm_rank_invariance");
   return MakeScene(dir + "/ball.yaml", R"(
@@ -420,6 +423,7 @@ bodies:
     initial_velocity: [1.0, -1.5, 0.5]
 collision_objects:
   - {type: half_space, point: [0, 0, 0], normal: [0, 1, 0], boundary: slip, friction: 0.3}
+friction: {model: after_solve}
 solver: {cn_epsilon: 1.0e-10}
 )");
 }

@@ -14,4 +14,17 @@ void BackwardEuler::TakeBetterStart(IncrementalPotential& potential, Vec u, Vec 
   if (potential.Energy(other) < potential.Energy(u)) OPTISTEP_PETSC(VecCopy(other, u));
 }
 
+SolveReport BackwardEuler::LaggedFrictionSolves(IncrementalPotential& potential, Vec u, int solves,
+                                                SolveReport report, const std::function<void()>& lag) {
+  for (int k = 0; report.converged && k < solves; ++k) {
+    lag();
+    SolveReport again = minimizer_->Minimize(potential, u);
+    again.iterations += report.iterations;
+    again.linear_iterations += report.linear_iterations;
+    again.initializer_applications += report.initializer_applications;
+    report = again;
+  }
+  return report;
+}
+
 }  // namespace optistep

@@ -3,6 +3,7 @@
 // discretizations: every step minimizes the discretization's incremental potential with
 // the scene's minimizer (solver.method, solvers/MinimizerFactory.hpp), from the better of
 // two initial guesses (Sec. 3.1); the clock.
+#include <functional>
 #include <memory>
 
 #include "integrators/Integrator.hpp"
@@ -30,6 +31,15 @@ class BackwardEuler : public Integrator {
   /// Collective. The better (lower E) of the two starts u and other, in u (Gast Sec. 3.1),
   /// when solver.best_of_two_guesses; u unchanged otherwise.
   void TakeBetterStart(IncrementalPotential& potential, Vec u, Vec other) const;
+  /// Collective. Friction as a potential: IPC's outer lagging iterations (Li et al. 2020,
+  /// Sec. 5.1) after a step's first solve, whose report is `report`: up to `solves` more
+  /// minimizations of potential from u, each after lag() has lagged the friction's normal
+  /// forces (FEM) or impulses (MPM) again at u and prepared the start; they stop at the
+  /// first that does not converge (none follows a report that did not). Returns the last
+  /// solve's report with the iterations, Krylov iterations and initializer applications
+  /// of all of them summed, the step's counts in stats.csv.
+  SolveReport LaggedFrictionSolves(IncrementalPotential& potential, Vec u, int solves, SolveReport report,
+                                   const std::function<void()>& lag);
 
   MPI_Comm comm_;
   const SceneConfig& scene_;

@@ -6,6 +6,7 @@
 #include "core/Error.hpp"
 #include "core/FiniteVector.hpp"
 #include "core/Phases.hpp"
+#include "model/SmoothedFriction.hpp"
 
 namespace optistep {
 namespace {
@@ -63,14 +64,9 @@ SolveReport FemBackwardEuler::TryStep(double dt) {
   // forces and normals lagged again at the last solve's result. Constraint objects have no
   // normal force before a solve of the step: that one was frictionless for them, and
   // lagged_updates friction solves follow it.
-  const int first = potential_.constraints() ? 0 : 1;
-  for (int k = first; report.converged && potential_.HasFrictionPotential() &&
-                  k < model_.scene().friction.lagged_updates; ++k) {
-    potential_.LagFriction(u_);
-    SolveReport again = minimizer_->Minimize(potential_, u_);
-    again.iterations += report.iterations;
-    again.linear_iterations += report.linear_iterations;
-    report = again;
+  if (potential_.HasFrictionPotential()) {
+    const int solves = model_.scene().friction.lagged_updates - (potential_.constraints() ? 0 : 1);
+    report = LaggedFrictionSolves(potential_, u_, solves, report, [this] { potential_.LagFriction(u_); });
   }
   if (!report.converged) return report;
   // v_{n+1} = (x_{n+1} - x_n) / dt, then friction; x_{n+1} = u.
@@ -142,7 +138,7 @@ void FemBackwardEuler::ApplyFriction(Vec x, Vec v, double dt) const {
       const Vec3 vt = vr - vr.dot(n) * n;
       const double speed = vt.norm();
       if (speed <= 0.0) continue;
-      const double scale = std::max(0.0, 1.0 - c.friction() * fn * dt / (m * speed));
+      const double scale = 1.0 - CoulombStoppedFraction(c.friction() * fn * dt, m * speed);
       vi = vi - vt + scale * vt;
     }
     for (int d = 0; d < 3; ++d) va[3 * l + d] = vi[d];
@@ -181,7 +177,7 @@ void FemBackwardEuler::ApplyConstraintFriction(Vec x, Vec v, double dt) {
     const Vec3 vt = vr - constraints.NormalProjection(static_cast<int>(l)) * vr;
     const double speed = vt.norm();
     if (speed <= 0.0) continue;
-    const Vec3 dv = -std::min(1.0, cap * dt / (m * speed)) * vt;
+    const Vec3 dv = -CoulombStoppedFraction(cap * dt, m * speed) * vt;
     // The position follows (x_{n+1} = x_n + dt v_{n+1}): otherwise a node that friction
     // stops has still slid by its frictionless step, and a body that should stick creeps.
     for (int d = 0; d < 3; ++d) {

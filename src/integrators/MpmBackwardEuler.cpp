@@ -104,22 +104,16 @@ SolveReport MpmBackwardEuler::TryStep(double dt) {
   SolveReport report = minimizer_->Minimize(potential, dv);
   // Friction as a potential (friction.model: potential): IPC's lagged friction on the slip
   // nodes (Li et al. 2020, Sec. 5), the normal impulses lagged at the frictionless solve
-  // and then at each friction solve's result, lagged_updates friction solves in all.
-  bool slip_friction = false;
-  for (const auto& o : model_.objects) slip_friction |= !o.sticky() && o.friction() > 0.0;
-  if (scene_.friction.model == "potential" && slip_friction) {
-    for (int k = 0; report.converged && k < scene_.friction.lagged_updates; ++k) {
+  // and then at each friction solve's result, lagged_updates friction solves in all; none
+  // in a step without a slip node with friction (a body in flight).
+  if (scene_.friction.model == "potential" && potential.HasSlipFriction()) {
+    report = LaggedFrictionSolves(potential, dv, scene_.friction.lagged_updates, report, [&] {
       potential.SetFrictionPotential(potential.NormalImpulses(dv), scene_.friction.epsilon_v);
       // Also from dv = 0 on the free components: a body that sticks starts in the stiff
       // static regime of f_0 instead of reaching it by line-search cuts from the slide.
       potential.InitialGuess(guess, false);
       TakeBetterStart(potential, dv, guess);
-      SolveReport again = minimizer_->Minimize(potential, dv);
-      again.iterations += report.iterations;
-      again.linear_iterations += report.linear_iterations;
-      again.initializer_applications += report.initializer_applications;
-      report = again;
-    }
+    });
   }
   std::vector<double> v_new;
   if (report.converged) {

@@ -623,11 +623,15 @@ double MpmIncrementalPotential::FrictionTerm(int i, Vec3* gradient, Mat3* hessia
   return SmoothedFriction(scale, T * rel, T, friction_eps_, gradient, hessian);
 }
 
-void MpmIncrementalPotential::NewGridVelocities(Vec dv, std::vector<double>* v_new) {
+bool MpmIncrementalPotential::HasSlipFriction() const {
   int friction = 0;
-  if (friction_scale_.empty())
-    for (const NodeConstraint& c : constraints_) friction |= c.kind == Kind::kSlip && c.friction > 0.0;
+  for (const NodeConstraint& c : constraints_) friction |= c.kind == Kind::kSlip && c.friction > 0.0;
   MPI_Allreduce(MPI_IN_PLACE, &friction, 1, MPI_INT, MPI_MAX, domain_.comm());
+  return friction != 0;
+}
+
+void MpmIncrementalPotential::NewGridVelocities(Vec dv, std::vector<double>* v_new) {
+  const bool friction = friction_scale_.empty() && HasSlipFriction();
   std::vector<double> normal_impulse;
   if (friction) normal_impulse = NormalImpulses(dv);
   LoadVelocities(dv);
@@ -642,8 +646,7 @@ void MpmIncrementalPotential::NewGridVelocities(Vec dv, std::vector<double>* v_n
     const Vec3 normal_part = c.normal.dot(rel) * c.normal;
     const Vec3 tangential = rel - normal_part;
     const double speed = tangential.norm();
-    const double keep =
-        speed > 0.0 ? std::max(0.0, 1.0 - c.friction * normal_impulse[i] / speed) : 0.0;
+    const double keep = speed > 0.0 ? 1.0 - CoulombStoppedFraction(c.friction * normal_impulse[i], speed) : 0.0;
     v = c.velocity + normal_part + keep * tangential;
   }
 }

@@ -67,6 +67,9 @@ class MpmIncrementalPotential : public IncrementalPotential {
   /// normal impulse per unit mass the constraint absorbs (g_i the unprojected gradient of
   /// E at dv; one more gradient evaluation when some slip node has friction).
   void NewGridVelocities(Vec dv, std::vector<double>* v_new);
+  /// Collective: whether some rank's grid has a slip node with friction this step (the
+  /// friction term, or the bound after the solve, has a node to act on).
+  bool HasSlipFriction() const;
   /// Collective: per local grid node, the normal impulse per unit mass dv_n (m/s) that its
   /// slip constraint with friction absorbs at dv, (n . g_i)^+ / m_i with g_i the unprojected
   /// gradient of E (0 elsewhere; ghosts from their owners).
