@@ -98,8 +98,8 @@ TEST_F(Cli, KeysPrintsTheSceneSchemaOnce) {
   EXPECT_NE(o.out.find("| `nu` | number | required | [0, 0.5) | Poisson's ratio (-) |"),
             std::string::npos) << o.out;
   EXPECT_NE(o.out.find("| `max_dt_halvings` | integer | 8 | [0, 30] |"), std::string::npos);
-  EXPECT_NE(o.out.find("| `model` | choice | potential (backward_euler, quasi_static); after_solve otherwise "
-                       "| after_solve, potential |"),
+  EXPECT_NE(o.out.find("| `model` | choice | potential (FEM: backward_euler, quasi_static); after_solve "
+                       "otherwise | after_solve, potential |"),
             std::string::npos);
   EXPECT_EQ(Optistep("keys --format markdown", dir_).out, o.out);
   const std::string mpiexec = test::Mpiexec(2) + " " + OPTISTEP_EXECUTABLE;

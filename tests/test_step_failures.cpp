@@ -80,6 +80,31 @@ TEST(FastImpact, PenaltyGroundTakesTheImpactWithFiniteFields) {
   EXPECT_EQ(RunImpact(ImpactScene("impact_penalty", "penalty")), "");
 }
 
+// Integrators below their stability limit end in a failed step naming themselves, never
+// with exit 0 and inverted tets: XPBD with one substep per 1/24 s frame, and the
+// asynchronous integrator with one 1 s step, on the box thrown at the penalty ground.
+TEST(NoSilentExplosion, XpbdWithOneSubstepFailsOrKeepsEveryTet) {
+  SceneConfig scene = ImpactScene("impact_xpbd", "penalty");
+  scene.integrator = "xpbd";
+  scene.xpbd.substeps = 1;
+  scene.friction.model = "after_solve";  // what a parsed xpbd scene gets
+  const std::string failure = RunImpact(scene);
+  PetscPrintf(PETSC_COMM_WORLD, "xpbd, 1 substep: %s\n", failure.empty() ? "every frame taken" : failure.c_str());
+  if (!failure.empty()) EXPECT_NE(failure.find("integrator xpbd left"), std::string::npos) << failure;
+}
+
+TEST(NoSilentExplosion, AsyncWithOneSecondStepFailsOrKeepsEveryTet) {
+  SceneConfig scene = ImpactScene("impact_async", "penalty");
+  scene.integrator = "async";
+  scene.friction.model = "after_solve";  // what a parsed async scene gets
+  scene.collision_objects[0].friction = 0.0;  // async applies no Coulomb friction
+  scene.time.frame_dt = scene.time.dt = 1.0;
+  scene.time.frames = 1;
+  const std::string failure = RunImpact(scene);
+  PetscPrintf(PETSC_COMM_WORLD, "async, one 1 s step: %s\n", failure.empty() ? "every frame taken" : failure.c_str());
+  if (!failure.empty()) EXPECT_NE(failure.find("integrator async left"), std::string::npos) << failure;
+}
+
 /// A box stretched by 10% along x, let go in free fall: 2 frames of one step, at most 2
 /// halvings. Every step needs linear solves (free fall alone is its own first guess).
 SceneConfig RestingScene(const std::string& tag) {

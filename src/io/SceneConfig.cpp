@@ -1037,7 +1037,7 @@ const KeyTable* DampingKeys() {
 const KeyTable* FrictionKeys() {
   static const KeyTable table{
       "friction", "friction against the collision objects",
-      {Choice("model", "potential (backward_euler, quasi_static); after_solve otherwise", {"after_solve", "potential"},
+      {Choice("model", "potential (FEM: backward_euler, quasi_static); after_solve otherwise", {"after_solve", "potential"},
               "Coulomb friction on the velocities after the solve, or IPC's lagged smoothed potential inside it",
               "Gast et al. 2015, Sec. 5.2; Li et al. 2020 (IPC), Sec. 5"),
        Number("epsilon_v", Default(FrictionConfig{}.epsilon_v), kPositive, "IPC's eps_v, m/s: tangential speeds below it count as static",
@@ -1140,17 +1140,18 @@ const KeyTable* SceneKeys() {
   return &table;
 }
 
-/// The friction model a scene gets without friction.model: "potential" under the
-/// integrators that minimize an incremental potential (backward_euler, FEM and MPM, and
-/// quasi_static): a body on a slope with mu > tan theta holds at every
-/// step size, which after the solve it does not (docs/methods/friction.md); "after_solve"
-/// for the integrators that take no friction potential (xpbd, semi_implicit, async: their
-/// own contact friction or none).
-std::string DefaultFrictionModel(const std::string& integrator) {
-  return integrator == "backward_euler" || integrator == "quasi_static" ? "potential" : "after_solve";
+/// A string, or a sequence of strings joined by spaces.
+/// The friction model a scene gets without friction.model: "potential" for FEM under the
+/// integrators that minimize an incremental potential (backward_euler, quasi_static): a
+/// body on a slope with mu > tan theta holds at every step size, which after the solve it
+/// does not (docs/methods/friction.md); "after_solve" for MPM (friction on the slip nodes
+/// after the solve) and for the integrators that take no friction potential (xpbd,
+/// semi_implicit, async: their own contact friction or none).
+std::string DefaultFrictionModel(const std::string& discretization, const std::string& integrator) {
+  const bool minimizes = integrator == "backward_euler" || integrator == "quasi_static";
+  return discretization == "fem" && minimizes ? "potential" : "after_solve";
 }
 
-/// A string, or a sequence of strings joined by spaces.
 std::string ParsePetscOptions(const Field& f) {
   if (!f.node().IsDefined()) return "";
   if (f.node().IsScalar()) return f.node().Scalar();
@@ -1242,7 +1243,7 @@ SceneConfig ParseScene(const Field& root, const std::string& path) {
   scene.solver.scene_path = path;
   MapView(m.Get("damping"), *DampingKeys()).Read("stiffness_beta", scene.damping.stiffness_beta);
   const MapView friction(m.Get("friction"), *FrictionKeys());
-  scene.friction.model = DefaultFrictionModel(scene.integrator);
+  scene.friction.model = DefaultFrictionModel(scene.discretization, scene.integrator);
   friction.Read("model", scene.friction.model);
   friction.Read("epsilon_v", scene.friction.epsilon_v);
   friction.Read("lagged_updates", scene.friction.lagged_updates);

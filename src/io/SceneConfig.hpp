@@ -469,9 +469,10 @@ struct OutputConfig {
 /// "potential": IPC's lagged, smoothed dissipative potential inside the minimization (Li
 /// et al. 2020, Sec. 5; fem/FrictionPotential.hpp, and for MPM on the slip nodes,
 /// mpm/MpmIncrementalPotential::SetFrictionPotential). Without the key the parser takes
-/// "potential" under backward_euler (FEM and MPM) and quasi_static (a body on a slope with
+/// "potential" for FEM under backward_euler and quasi_static (a body on a slope with
 /// mu > tan theta holds at every step size, which after the solve it does not) and
-/// "after_solve" under the other integrators (DefaultFrictionModel in io/SceneConfig.cpp).
+/// "after_solve" for MPM and the other integrators (DefaultFrictionModel in
+/// io/SceneConfig.cpp).
 struct FrictionConfig {
   std::string model = "after_solve";  ///< a parsed scene's value replaces it (above)
   /// IPC's eps_v (m/s, > 0): tangential speeds below it count as static (IPC Sec. 5.2,
