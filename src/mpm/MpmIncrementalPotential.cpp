@@ -631,7 +631,13 @@ bool MpmIncrementalPotential::HasSlipFriction() const {
 }
 
 void MpmIncrementalPotential::NewGridVelocities(Vec dv, std::vector<double>* v_new) {
-  const bool friction = friction_scale_.empty() && HasSlipFriction();
+  // Collective on every rank alike: friction_scale_ (the potential's, when installed) may be
+  // empty on a rank without grid nodes while it is not on the others.
+  int any = 0;
+  if (friction_scale_.empty())
+    for (const NodeConstraint& c : constraints_) any |= c.kind == Kind::kSlip && c.friction > 0.0;
+  MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, domain_.comm());
+  const bool friction = any != 0;
   std::vector<double> normal_impulse;
   if (friction) normal_impulse = NormalImpulses(dv);
   LoadVelocities(dv);
