@@ -27,12 +27,13 @@ PetscErrorCode ReadStateCheckOptions(MPI_Comm comm, double* max_det_f, PetscBool
   PetscOptionsBegin(comm, "step_", "Judging the state after each step", "Simulation");
   PetscCall(PetscOptionsBool("-reject_inverted",
                              "A step that leaves a tet or MPM particle inverted or flat (det F <= 0) is a "
-                             "failed step, retried with dt/2; false accepts it as before (no scene key)",
+                             "failed step, retried with dt/2 (MPM and semi_implicit, CFL-limited: the run "
+                             "ends); false accepts it as before (no scene key)",
                              "", *reject_inverted, reject_inverted, nullptr));
   PetscCall(PetscOptionsReal("-max_det_f",
                              "A step that leaves a tet or MPM particle with det F above this is a failed "
-                             "step, retried with dt/2 (default: no bound; det F <= 0, an inverted "
-                             "element, always fails) (no scene key)",
+                             "step, as for -step_reject_inverted (default: no bound; det F <= 0, an "
+                             "inverted element, always fails) (no scene key)",
                              "", *max_det_f, max_det_f, nullptr));
   PetscOptionsEnd();
   return 0;
@@ -79,8 +80,9 @@ std::string Simulation::JudgeState(const std::vector<double>& det_f, const std::
   if (counts[0] > 0.0) {
     const bool inverted = lowest <= min_det_f_;
     what << static_cast<long long>(counts[0]) << " " << element << (counts[0] == 1.0 ? "" : "s")
-         << (inverted ? " inverted or flat (det F <= 0; " : " stretched beyond -step_max_det_f (") << element << " " << (inverted ? lowest_id : highest_id) << " has det F = "
-         << (inverted ? lowest : highest) << ", det F ranges from " << lowest << " to " << highest << ")";
+         << (inverted ? " inverted or flat (det F <= 0; " : " stretched beyond -step_max_det_f (") << element
+         << " " << (inverted ? lowest_id : highest_id) << " has det F = " << (inverted ? lowest : highest)
+         << ", det F ranges from " << lowest << " to " << highest << ")";
   } else {
     what << static_cast<long long>(counts[1]) << " " << element << (counts[1] == 1.0 ? "" : "s") << " with "
          << not_finite << " (det F from " << lowest << " to " << highest << ")";

@@ -219,6 +219,7 @@ SolveReport FemSemiImplicit::TryStep(double dt) {
   try {
     Damp(x_, v_half_, 0.5 * dt);
   } catch (const SolveError& e) {
+    report.linear_iterations = static_cast<int>(damping_iterations_);
     report.reason = "the damping solve raised " + std::string(e.what());
     return report;
   }
