@@ -631,13 +631,11 @@ bool MpmIncrementalPotential::HasSlipFriction() const {
 }
 
 void MpmIncrementalPotential::NewGridVelocities(Vec dv, std::vector<double>* v_new) {
-  // Collective on every rank alike: friction_scale_ (the potential's, when installed) may be
-  // empty on a rank without grid nodes while it is not on the others.
-  int any = 0;
-  if (friction_scale_.empty())
-    for (const NodeConstraint& c : constraints_) any |= c.kind == Kind::kSlip && c.friction > 0.0;
-  MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, domain_.comm());
-  const bool friction = any != 0;
+  // The bound after the solve, unless the friction potential is installed. Whether it is
+  // must be judged alike on every rank before the collective HasSlipFriction: friction_eps_
+  // is set on all of them (SetFrictionPotential is collective), while friction_scale_ is
+  // empty on a rank without grid nodes.
+  const bool friction = friction_eps_ == 0.0 && HasSlipFriction();
   std::vector<double> normal_impulse;
   if (friction) normal_impulse = NormalImpulses(dv);
   LoadVelocities(dv);
