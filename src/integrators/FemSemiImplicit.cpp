@@ -216,13 +216,17 @@ SolveReport FemSemiImplicit::TryStep(double dt) {
   // A PETSc error in a damping solve is a failed try (retried with dt/2); the state of the
   // step's start is untouched until the end.
   SolveReport report;
-  try {
-    Damp(x_, v_half_, 0.5 * dt);
-  } catch (const SolveError& e) {
-    report.linear_iterations = static_cast<int>(damping_iterations_);
-    report.reason = "the damping solve raised " + std::string(e.what());
-    return report;
-  }
+  const auto damped = [&](Vec x, Vec v, double h) {
+    try {
+      Damp(x, v, h);
+      return true;
+    } catch (const SolveError& e) {
+      report.linear_iterations = static_cast<int>(damping_iterations_);
+      report.reason = "the damping solve raised " + std::string(e.what());
+      return false;
+    }
+  };
+  if (!damped(x_, v_half_, 0.5 * dt)) return report;
   // x^(n+1) = x^n + dt v^(n+1/2); Dirichlet nodes exactly on their targets.
   OPTISTEP_PETSC(VecWAXPY(x_new_, dt, v_half_, x_));
   {
@@ -250,13 +254,7 @@ SolveReport FemSemiImplicit::TryStep(double dt) {
     OPTISTEP_PETSC(VecRestoreArrayRead(v_half_, &vh));
     OPTISTEP_PETSC(VecRestoreArray(v_new_, &va));
   }
-  try {
-    Damp(x_new_, v_new_, dt);
-  } catch (const SolveError& e) {
-    report.linear_iterations = static_cast<int>(damping_iterations_);
-    report.reason = "the damping solve raised " + std::string(e.what());
-    return report;
-  }
+  if (!damped(x_new_, v_new_, dt)) return report;
 
   report.linear_iterations = static_cast<int>(damping_iterations_);
   if (!AllFinite(x_new_) || !AllFinite(v_new_)) {
