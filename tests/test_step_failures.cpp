@@ -43,17 +43,25 @@ bool AllFinite(const std::vector<double>& values) {
   return true;
 }
 
+/// The message of the StepFailure that ends sim's next frame, or "" if the frame is taken.
+template <class Simulation>
+std::string FrameFailure(Simulation& sim) {
+  try {
+    sim.AdvanceFrame(nullptr);
+  } catch (const StepFailure& e) {
+    return e.what();
+  }
+  return "";
+}
+
 /// Runs the impact; after every frame, positions, velocities, det F and von Mises (the
 /// frame's fields) are finite and no tet is inverted. Returns the StepFailure's message,
 /// or "" if every frame was taken.
 std::string RunImpact(const SceneConfig& scene) {
   FemSimulation sim(MPI_COMM_WORLD, scene);
   for (int f = 0; f < scene.time.frames; ++f) {
-    try {
-      sim.AdvanceFrame(nullptr);
-    } catch (const StepFailure& e) {
-      return e.what();
-    }
+    const std::string failure = FrameFailure(sim);
+    if (!failure.empty()) return failure;
     SCOPED_TRACE("frame " + std::to_string(f + 1));
     EXPECT_TRUE(AllFinite(sim.GatherPositions()));
     EXPECT_TRUE(AllFinite(sim.GatherVelocities()));
@@ -140,12 +148,7 @@ void ExpectFailedStepFromSolveErrors(const std::string& tag, const std::string& 
   if (edit) edit(scene);
   FemSimulation sim(MPI_COMM_WORLD, scene);
   const std::vector<double> start = sim.GatherPositions();
-  std::string failure;
-  try {
-    sim.AdvanceFrame(nullptr);
-  } catch (const StepFailure& e) {
-    failure = e.what();
-  }
+  const std::string failure = FrameFailure(sim);
   EXPECT_NE(failure.find("failed after 2 halvings"), std::string::npos) << failure;
   EXPECT_EQ(sim.GatherPositions(), start);
 }
@@ -211,12 +214,7 @@ output: {directory: out}
   }
   const test::ScopedOptions scoped(std::vector<std::pair<std::string, std::string>>{{"-step_max_det_f", "1.2"}});
   MpmSimulation sim(MPI_COMM_WORLD, scene);
-  std::string failure;
-  try {
-    sim.AdvanceFrame(nullptr);
-  } catch (const StepFailure& e) {
-    failure = e.what();
-  }
+  const std::string failure = FrameFailure(sim);
   // 4 x 4 x 4 cells of 8 particles.
   EXPECT_NE(failure.find("left 512 particles stretched beyond -step_max_det_f"), std::string::npos) << failure;
   EXPECT_NE(failure.find("stretched beyond -step_max_det_f (particle "), std::string::npos) << failure;
