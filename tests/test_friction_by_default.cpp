@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "MethodComparison.hpp"
+#include "ScopedOptions.hpp"
 #include "TestScenes.hpp"
 #include "TestUtil.hpp"
 #include "app/FemSimulation.hpp"
@@ -203,6 +204,36 @@ TEST(FrictionPotential, LbfgsStepCountsTheInitializerOfEverySolve) {
     EXPECT_GE(r.initializer_applications, r.iterations);
     EXPECT_GT(applied, 0);
   }
+}
+
+/// The stats.csv column `refreshes` counts the L-BFGS refreshes of H0^-1 of all the step's
+/// solves, not the last one's alone: with a stall trigger that fires at nearly every
+/// iteration (-lbfgs_refresh_stall 0.999 over a window of 1), each of the step's 3 solves
+/// sets H0^-1 up once and then refreshes it, each set-up or refresh one event around
+/// the initializer's set-up (solvers/LbfgsMinimizer.cpp).
+TEST(FrictionPotential, LbfgsStepCountsTheRefreshesOfEverySolve) {
+  test::StartPetscLogging();
+  StartPhaseLogging();
+  const test::ScopedOptions scoped(std::vector<std::pair<std::string, std::string>>{
+      {"-lbfgs_refresh_stall", "0.999"}, {"-lbfgs_refresh_stall_window", "1"}});
+  test::RecordedRun<FemSimulation> run(
+      FemSlopeScene(0.8, 1.0 / 24.0, "friction: {lagged_updates: 3}\n"), {"solver.method=lbfgs"});
+  ASSERT_EQ(run.scene().friction.model, "potential");
+  int refreshed_steps = 0;
+  for (int n = 0; n < 4; ++n) {
+    const int before = test::EventCount("OsInitializerSetUp");
+    run.Step();
+    const int set_ups = test::EventCount("OsInitializerSetUp") - before;
+    ASSERT_EQ(run.records().size(), static_cast<std::size_t>(n + 1));
+    const StepRecord& record = run.records().back();
+    SCOPED_TRACE("step " + std::to_string(n + 1));
+    ASSERT_TRUE(record.solve.converged);
+    EXPECT_EQ(record.solve.refreshes, set_ups - 3) << "set-ups of H0^-1 in the step: one per solve, and the refreshes";
+    ASSERT_FALSE(record.extra.empty());
+    EXPECT_EQ(record.extra.back(), record.solve.refreshes) << "the stats.csv column";
+    refreshed_steps += record.solve.refreshes > 0;
+  }
+  EXPECT_GT(refreshed_steps, 0) << "the trigger fired in no step: the test checks nothing";
 }
 
 }  // namespace

@@ -87,8 +87,6 @@ std::string Simulation::JudgeState(const std::vector<double>& det_f, const std::
     what << static_cast<long long>(counts[1]) << " " << element << (counts[1] == 1.0 ? "" : "s") << " with "
          << not_finite << " (det F from " << lowest << " to " << highest << ")";
   }
-  what << "; try a smaller time.dt";
-  if (integrator_->Name() == "xpbd") what << " or more xpbd.substeps";
   return what.str();
 }
 

@@ -267,8 +267,8 @@ int main(int argc, char** argv) {
     status = 5;
   } catch (const StepFailure& e) {
     if (rank == 0)
-      std::fprintf(stderr, "optistep: error: time step failed: %s (frames written so far are "
-                           "kept; try a smaller time.dt or more time.max_dt_halvings)\n", e.what());
+      std::fprintf(stderr, "optistep: error: time step failed: %s (frames written so far are kept%s%s)\n",
+                   e.what(), e.remedy().empty() ? "" : "; ", e.remedy().c_str());
     status = 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "optistep: internal error on rank %d: %s\n", rank, e.what());

@@ -22,6 +22,7 @@ SolveReport BackwardEuler::LaggedFrictionSolves(IncrementalPotential& potential,
     again.iterations += report.iterations;
     again.linear_iterations += report.linear_iterations;
     again.initializer_applications += report.initializer_applications;
+    again.refreshes += report.refreshes;
     report = again;
   }
   return report;

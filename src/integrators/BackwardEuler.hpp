@@ -21,7 +21,8 @@ class BackwardEuler : public Integrator {
   }
   /// The minimizer's own columns (L-BFGS's refreshes).
   std::vector<std::string> StatsColumns() const override { return minimizer_->StatsColumns(); }
-  std::vector<double> StatsValues() const override { return minimizer_->StatsValues(); }
+  /// Their values for the last accepted step (all its solves).
+  std::vector<double> StatsValues() const override { return minimizer_->StatsValues(step_); }
   void SaveState(CheckpointWriter& out) override { minimizer_->SaveState(out); }
   void LoadState(const CheckpointReader& in, bool same_ranks) override { minimizer_->LoadState(in, same_ranks); }
 
@@ -36,14 +37,17 @@ class BackwardEuler : public Integrator {
   /// minimizations of potential from u, each after lag() has lagged the friction's normal
   /// forces (FEM) or impulses (MPM) again at u and prepared the start; they stop at the
   /// first that does not converge (none follows a report that did not). Returns the last
-  /// solve's report with the iterations, Krylov iterations and initializer applications
-  /// of all of them summed, the step's counts in stats.csv.
+  /// solve's report with the iterations, Krylov iterations, initializer applications and
+  /// L-BFGS refreshes of all of them summed, the step's counts in stats.csv.
   SolveReport LaggedFrictionSolves(IncrementalPotential& potential, Vec u, int solves, SolveReport report,
                                    const std::function<void()>& lag);
 
   MPI_Comm comm_;
   const SceneConfig& scene_;
   std::unique_ptr<Minimizer> minimizer_;
+  /// The report of the last accepted step's solves (LaggedFrictionSolves' sums), set by
+  /// TryStep on success: what StatsValues reports.
+  SolveReport step_;
 };
 
 }  // namespace optistep

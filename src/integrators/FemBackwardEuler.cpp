@@ -94,6 +94,7 @@ SolveReport FemBackwardEuler::TryStep(double dt) {
   OPTISTEP_PETSC(VecCopy(guess_, v_));
   t_ += dt;
   ++steps_;
+  step_ = report;
   return report;
 }
 

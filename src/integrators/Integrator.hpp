@@ -28,10 +28,18 @@ struct StepRecord {
   std::vector<double> extra;
 };
 
-/// Thrown when a step still fails after the last allowed halving.
+/// Thrown when a step still fails after the last allowed halving, or when a refused state
+/// leaves no earlier state to halve from. what() says what failed, where and why; remedy()
+/// what the user can change (the scene keys to try, "" when none applies), said once by
+/// whoever reports the failure (main: exit 2).
 class StepFailure : public std::runtime_error {
  public:
-  explicit StepFailure(const std::string& what) : std::runtime_error(what) {}
+  explicit StepFailure(const std::string& what, std::string remedy = "")
+      : std::runtime_error(what), remedy_(std::move(remedy)) {}
+  const std::string& remedy() const { return remedy_; }
+
+ private:
+  std::string remedy_;
 };
 
 /// Thrown (on every rank) by StepController when a stop signal abandons the step under way
@@ -66,6 +74,10 @@ class Integrator {
   /// frame's fixed split); with one, any accepted (half) step is a state to resume from.
   virtual void KeepState() {}
   virtual void RestoreKeptState() {}
+
+  /// Besides a smaller time.dt, the scene setting that makes this scheme's steps smaller
+  /// ("more xpbd.substeps"); "" when time.dt is the only one. Used in StepFailure's remedy.
+  virtual std::string SmallerStepKey() const { return ""; }
 
   /// Whether the scheme has a state-dependent step limit (MPM's CFL condition). Without
   /// one, frames are cut into a fixed number of equal steps (StepController).

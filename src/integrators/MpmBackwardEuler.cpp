@@ -144,13 +144,15 @@ SolveReport MpmBackwardEuler::TryStep(double dt) {
     int all_finite = finite ? 1 : 0;
     MPI_Allreduce(MPI_IN_PLACE, &all_finite, 1, MPI_INT, MPI_MIN, comm_);
     if (!all_finite)
-      throw StepFailure("NaN in the particle state after the step at t = " + std::to_string(t_));
+      throw StepFailure("NaN in the particle state after the step at t = " + std::to_string(t_),
+                        "try a smaller time.dt or " + SmallerStepKey());
     {
       ScopedPhase timed(kMigrationPhase);
       balance_ = domain_.Rebalance();
     }
     t_ += dt;
     ++steps_;
+    step_ = report;
   } else {
     domain_.DropHalo();
   }
@@ -211,7 +213,7 @@ std::vector<double> MpmBackwardEuler::StatsValues() const {
                                                  balance_.particles_per_rank.end());
   std::vector<double> values = {static_cast<double>(most), balance_.imbalance,
                                 static_cast<double>(balance_.migrated), balance_.repartitioned ? 1.0 : 0.0};
-  for (double v : minimizer_->StatsValues()) values.push_back(v);
+  for (double v : BackwardEuler::StatsValues()) values.push_back(v);
   return values;
 }
 

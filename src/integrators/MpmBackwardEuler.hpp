@@ -22,6 +22,7 @@ class MpmBackwardEuler : public BackwardEuler {
   SolveReport TryStep(double dt) override;
   bool HasStepLimit() const override { return true; }
   double MaxStep() const override;
+  std::string SmallerStepKey() const override { return "a smaller mpm.cfl"; }
 
   /// Columns "particles" (on the busiest rank), "imbalance", "migrated", "repartitioned".
   static std::vector<std::string> BalanceColumns();

@@ -13,6 +13,7 @@ class Xpbd : public Integrator {
  public:
   const char* Name() const override { return "xpbd"; }
   std::string Method() const override { return "xpbd"; }
+  std::string SmallerStepKey() const override { return "more xpbd.substeps"; }
 
  protected:
   explicit Xpbd(const XpbdConfig& config)

@@ -175,9 +175,9 @@ std::vector<std::string> LbfgsMinimizer::StatsColumns() const {
   return {"refreshes"};
 }
 
-std::vector<double> LbfgsMinimizer::StatsValues() const {
+std::vector<double> LbfgsMinimizer::StatsValues(const SolveReport& step) const {
   if (!Refreshing()) return {};
-  return {static_cast<double>(last_refreshes_)};
+  return {static_cast<double>(step.refreshes)};
 }
 
 void LbfgsMinimizer::SaveState(CheckpointWriter& out) { initializer_->SaveState(out); }
@@ -348,7 +348,6 @@ SolveReport LbfgsMinimizer::Minimize(IncrementalPotential& potential, Vec u) {
     report.converged = false;
     report.reason = "the initializer's linear solve raised " + std::string(e.what());
   }
-  last_refreshes_ = report.refreshes;
 
   ClearHistory();
   VecDestroy(&g);

@@ -65,7 +65,8 @@ class LbfgsMinimizer : public Minimizer {
   SolveReport Minimize(IncrementalPotential& potential, Vec u) override;
   /// "refreshes" when a refresh trigger is on.
   std::vector<std::string> StatsColumns() const override;
-  std::vector<double> StatsValues() const override;
+  /// step.refreshes, the step's refreshes of H0^-1 over all its solves.
+  std::vector<double> StatsValues(const SolveReport& step) const override;
   void SaveState(CheckpointWriter& out) override;
   void LoadState(const CheckpointReader& in, bool same_ranks) override;
 
@@ -98,7 +99,6 @@ class LbfgsMinimizer : public Minimizer {
   int refresh_stall_window_ = 5;              ///< -<prefix>refresh_stall_window
   PetscBool refresh_at_cap_ = PETSC_FALSE;    ///< -<prefix>refresh_at_cap
   int refresh_max_ = 4;                       ///< -<prefix>refresh_max
-  int last_refreshes_ = 0;                    ///< refreshes of the last solve
   std::vector<Vec> s_, y_;    ///< the pairs, oldest first
   std::vector<double> rho_;   ///< 1 / (y^T s) per pair
   Vec q_ = nullptr;           ///< recursion work vector

@@ -94,9 +94,13 @@ class Minimizer {
   /// stops with reason "NaN ...".
   virtual SolveReport Minimize(IncrementalPotential& potential, Vec u) = 0;
 
-  /// The method's own stats.csv columns and, after a solve, their values (none by default).
+  /// The method's own stats.csv columns and their values for a step whose solves `step`
+  /// reports (summed over them when a step takes several: lagged friction); none by default.
   virtual std::vector<std::string> StatsColumns() const { return {}; }
-  virtual std::vector<double> StatsValues() const { return {}; }
+  virtual std::vector<double> StatsValues(const SolveReport& step) const {
+    (void)step;
+    return {};
+  }
   /// Collective: state that crosses steps into a checkpoint, and back (before the next
   /// Minimize; same_ranks: written on this rank count and partition). None by default:
   /// a minimizer keeps nothing between steps unless an initializer lags its factors.
