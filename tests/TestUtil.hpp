@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
@@ -261,6 +262,47 @@ inline int Size() {
   MPI_Comm_size(MPI_COMM_WORLD, &s);
   return s;
 }
+
+/// A run on all ranks against the same run on rank 0 alone (rank-invariance tests).
+/// `parallel` and `serial` are state vectors laid out as positions then velocities, each
+/// half of the vector; worst_x and worst_v are the largest differences over either half
+/// (m, m/s), scale_v the largest |velocity| of the 1-rank run.
+struct OneRankComparison {
+  std::vector<double> parallel, serial;
+  double worst_x = 0.0, worst_v = 0.0, scale_v = 0.0;
+};
+
+/// Collective on MPI_COMM_WORLD: run(PETSC_COMM_WORLD) on every rank, then
+/// run(PETSC_COMM_SELF) on rank 0 alone, broadcast to all. run returns the state vector
+/// (any layout; the halves of OneRankComparison when worst_x and worst_v are read). A
+/// 1-rank result of another size fails the calling test and leaves serial empty.
+template <class Run>
+OneRankComparison CompareWithOneRank(const Run& run) {
+  OneRankComparison c;
+  c.parallel = run(PETSC_COMM_WORLD);
+  if (Rank() == 0) c.serial = run(PETSC_COMM_SELF);
+  long long size = static_cast<long long>(c.serial.size());
+  MPI_Bcast(&size, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
+  EXPECT_EQ(static_cast<std::size_t>(size), c.parallel.size()) << "state sizes on 1 rank and on all";
+  if (static_cast<std::size_t>(size) != c.parallel.size()) {
+    c.serial.clear();
+    return c;
+  }
+  c.serial.resize(c.parallel.size());
+  MPI_Bcast(c.serial.data(), static_cast<int>(size), MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  const std::size_t half = c.parallel.size() / 2;
+  for (std::size_t i = 0; i < c.parallel.size(); ++i) {
+    const double d = std::abs(c.parallel[i] - c.serial[i]);
+    if (i < half) {
+      c.worst_x = std::max(c.worst_x, d);
+    } else {
+      c.worst_v = std::max(c.worst_v, d);
+      c.scale_v = std::max(c.scale_v, std::abs(c.serial[i]));
+    }
+  }
+  return c;
+}
+
 
 /// Fills v (owned entries) with a deterministic pseudo-random field in [-amplitude,
 /// amplitude], seeded by the global index so that it is rank-count independent.

@@ -357,17 +357,18 @@ std::vector<double> ThrownBoxes(MPI_Comm comm, const SceneConfig& scene, int fra
 
 TEST(SelfContact, ThrownBoxesSameOnAnyRanksToRoundOffAndBitwiseOnTheSame) {
   const SceneConfig scene = PressedBoxes("contact_thrown", -0.01, 1.0 / 24.0, 0.6);
-  double depth = 0.0, depth_again = 0.0, depth_serial = 0.0;
-  const std::vector<double> first = ThrownBoxes(PETSC_COMM_WORLD, scene, 4, &depth);
+  double depth = 0.0, depth_again = 0.0;
+  const test::OneRankComparison c = test::CompareWithOneRank([&](MPI_Comm comm) {
+    double deepest = 0.0;
+    std::vector<double> state = ThrownBoxes(comm, scene, 4, &deepest);
+    if (comm == PETSC_COMM_WORLD) depth = deepest;
+    return state;
+  });
+  const std::vector<double>& first = c.parallel;
   const std::vector<double> second = ThrownBoxes(PETSC_COMM_WORLD, scene, 4, &depth_again);
   EXPECT_EQ(test::DifferingValues(first, second), 0u);
-  std::vector<double> serial(first.size());
-  if (test::Rank() == 0) serial = ThrownBoxes(PETSC_COMM_SELF, scene, 4, &depth_serial);
-  MPI_Bcast(serial.data(), static_cast<int>(serial.size()), MPI_DOUBLE, 0, MPI_COMM_WORLD);
   const std::size_t half = first.size() / 2;
-  double worst_x = 0.0, worst_v = 0.0;
-  for (std::size_t i = 0; i < half; ++i) worst_x = std::max(worst_x, std::abs(first[i] - serial[i]));
-  for (std::size_t i = half; i < first.size(); ++i) worst_v = std::max(worst_v, std::abs(first[i] - serial[i]));
+  const double worst_x = c.worst_x, worst_v = c.worst_v;
   // The contact terms are the same bits on any rank count; the rest differs by the solver
   // tolerance (the linear solves and elastic sums run in another order).
   EXPECT_LT(worst_x, 1e-6) << "positions differ from the 1-rank run (m)";
@@ -610,20 +611,16 @@ std::size_t ExpectSamePairsAsOneRank(const SceneConfig& scene, double jitter) {
                 held.halo_triangles, contact.pairs().size());
     return found;
   };
-  const Found all = find(PETSC_COMM_WORLD);
+  Found all;
+  const test::OneRankComparison c = test::CompareWithOneRank([&](MPI_Comm comm) {
+    Found found = find(comm);
+    if (comm == PETSC_COMM_WORLD) all = found;
+    return found.flat;
+  });
   EXPECT_FALSE(all.flat.empty());
   if (test::Size() > 1) EXPECT_GT(all.cross, 0u) << "no pair spans two ranks";
-  std::vector<double> one(all.flat.size());
-  int size = 0;
-  if (test::Rank() == 0) {
-    one = find(PETSC_COMM_SELF).flat;
-    size = static_cast<int>(one.size());
-  }
-  MPI_Bcast(&size, 1, MPI_INT, 0, MPI_COMM_WORLD);
-  EXPECT_EQ(static_cast<std::size_t>(size), all.flat.size());
-  if (static_cast<std::size_t>(size) != all.flat.size()) return all.growths;
-  MPI_Bcast(one.data(), size, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-  EXPECT_EQ(test::DifferingValues(all.flat, one), 0u);
+  if (c.serial.size() != all.flat.size()) return all.growths;
+  EXPECT_EQ(test::DifferingValues(all.flat, c.serial), 0u);
   if (test::Rank() == 0)
     std::printf("%zu pairs, %zu spanning two ranks, %zu halo growths\n", all.flat.size() / 8, all.cross, all.growths);
   return all.growths;

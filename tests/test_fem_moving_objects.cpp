@@ -252,18 +252,11 @@ TEST(MovingObjects, ConstraintPlanePushesBlockAlongItsNormalOnly) {
 
 void ExpectPushedBlockSameOnAllRanksAsOnOne(const std::string& method) {
   const SceneConfig scene = PusherScene("moving_pusher_ranks_" + method, method);
-  const std::vector<double> parallel = test::RunFemScene(PETSC_COMM_WORLD, scene);
-  std::vector<double> serial(parallel.size());
-  if (test::Rank() == 0) serial = test::RunFemScene(PETSC_COMM_SELF, scene);
-  MPI_Bcast(serial.data(), static_cast<int>(serial.size()), MPI_DOUBLE, 0, MPI_COMM_WORLD);
-  double worst_x = 0.0, worst_v = 0.0;
-  const size_t half = parallel.size() / 2;
-  for (size_t i = 0; i < half; ++i) worst_x = std::max(worst_x, std::abs(parallel[i] - serial[i]));
-  for (size_t i = half; i < parallel.size(); ++i)
-    worst_v = std::max(worst_v, std::abs(parallel[i] - serial[i]));
-  EXPECT_LT(worst_x, 1e-6) << "positions differ from the 1-rank run (m)";
-  EXPECT_LT(worst_v, 1e-5 * kPushSpeed) << "velocities differ from the 1-rank run (m/s)";
-  EXPECT_EQ(test::DifferingValues(parallel, test::RunFemScene(PETSC_COMM_WORLD, scene)), 0u)
+  const test::OneRankComparison c =
+      test::CompareWithOneRank([&](MPI_Comm comm) { return test::RunFemScene(comm, scene); });
+  EXPECT_LT(c.worst_x, 1e-6) << "positions differ from the 1-rank run (m)";
+  EXPECT_LT(c.worst_v, 1e-5 * kPushSpeed) << "velocities differ from the 1-rank run (m/s)";
+  EXPECT_EQ(test::DifferingValues(c.parallel, test::RunFemScene(PETSC_COMM_WORLD, scene)), 0u)
       << "the same ranks should give bitwise the same run";
 }
 

@@ -430,23 +430,13 @@ solver: {cn_epsilon: 1.0e-10}
 
 TEST(MpmRankInvariance, SameParticlesAsOneRankToSolverTolerance) {
   const SceneConfig scene = ThrownBallScene();
-  const std::vector<double> parallel = test::RunMpmScene(PETSC_COMM_WORLD, scene);
-  // Rank 0 runs the same scene alone; everyone compares against it.
-  std::vector<double> serial(parallel.size());
-  if (test::Rank() == 0) serial = test::RunMpmScene(PETSC_COMM_SELF, scene);
-  MPI_Bcast(serial.data(), static_cast<int>(serial.size()), MPI_DOUBLE, 0, MPI_COMM_WORLD);
-  double worst_x = 0.0, worst_v = 0.0, scale_v = 0.0;
-  const std::size_t half = parallel.size() / 2;
-  for (std::size_t i = 0; i < half; ++i) worst_x = std::max(worst_x, std::abs(parallel[i] - serial[i]));
-  for (std::size_t i = half; i < parallel.size(); ++i) {
-    worst_v = std::max(worst_v, std::abs(parallel[i] - serial[i]));
-    scale_v = std::max(scale_v, std::abs(serial[i]));
-  }
+  const test::OneRankComparison c =
+      test::CompareWithOneRank([&](MPI_Comm comm) { return test::RunMpmScene(comm, scene); });
   PetscPrintf(PETSC_COMM_WORLD, "rank invariance: %zu particles, worst |dx| %.2e m, |dv| %.2e m/s of %.2f m/s\n",
-              half / 3, worst_x, worst_v, scale_v);
-  EXPECT_LT(worst_x, 1e-8) << "positions differ from the 1-rank run (m)";
-  EXPECT_LT(worst_v, 1e-6 * scale_v) << "velocities differ from the 1-rank run (m/s)";
-  EXPECT_GT(scale_v, 0.5) << "the scene should actually move";
+              c.parallel.size() / 6, c.worst_x, c.worst_v, c.scale_v);
+  EXPECT_LT(c.worst_x, 1e-8) << "positions differ from the 1-rank run (m)";
+  EXPECT_LT(c.worst_v, 1e-6 * c.scale_v) << "velocities differ from the 1-rank run (m/s)";
+  EXPECT_GT(c.scale_v, 0.5) << "the scene should actually move";
 }
 
 TEST(MpmRankInvariance, SameRanksGiveBitwiseIdenticalResults) {
