@@ -50,7 +50,7 @@ class FemXpbdOrder : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(FemXpbdOrder, SameTrajectoryBitwiseOnAnyRankCount) {
   SceneConfig scene = TwistScene();
-  scene.xpbd.order = GetParam();
+  ASSERT_TRUE(FromString(GetParam(), &scene.xpbd.order)) << GetParam();
   const std::vector<double> parallel = test::RunFemScene(PETSC_COMM_WORLD, scene);
   std::vector<double> serial(parallel.size());
   if (test::Rank() == 0) serial = test::RunFemScene(PETSC_COMM_SELF, scene);
@@ -105,7 +105,7 @@ bodies:
 
 TEST_P(FemXpbdOrder, FreeFallIsTheClosedForm) {
   SceneConfig scene = FreeBox("xpbd_fall_" + GetParam(), "");
-  scene.xpbd.order = GetParam();
+  ASSERT_TRUE(FromString(GetParam(), &scene.xpbd.order)) << GetParam();
   FemSimulation sim(PETSC_COMM_WORLD, scene);
   const std::vector<double> x0 = sim.GatherPositions();
   for (int f = 0; f < scene.time.frames; ++f) sim.AdvanceFrame(nullptr);

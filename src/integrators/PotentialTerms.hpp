@@ -24,13 +24,13 @@ inline void RefuseContactDamping(const SceneConfig& scene, const std::string& wh
 /// key and `integrator` for loads, friction.model potential, self_contact
 /// enabled, a collision object's damping > 0, and, unless time_dependent_gravity, a gravity_time_function.
 inline void RefusePotentialOnlyTerms(const SceneConfig& scene, bool time_dependent_gravity) {
-  const std::string with = " is not available with integrator: " + scene.integrator +
-                           (scene.discretization == "particles" ? " on particles" : "");
+  const std::string with = " is not available with integrator: " + ToString(scene.integrator) +
+                           (scene.discretization == Discretization::kParticles ? " on particles" : "");
   if (!scene.loads.empty())
     throw InputError(scene.path + ": loads:" + with +
                      " (backward_euler and quasi_static take them)");
-  if (scene.friction.model == "potential")
-    throw InputError(scene.path + ": friction.model: '" + scene.friction.model + "'" + with +
+  if (scene.friction.model == FrictionModel::kPotential)
+    throw InputError(scene.path + ": friction.model: '" + ToString(scene.friction.model) + "'" + with +
                      " (leave friction.model out)");
   if (scene.self_contact.enabled)
     throw InputError(scene.path + ": self_contact.enabled:" + with +
