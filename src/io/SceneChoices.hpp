@@ -15,7 +15,8 @@ namespace optistep {
 /// discretization: tet meshes (fem/), MPM particles on a grid (mpm/), chains and cloths
 /// (particles/). The checkpoint header stores the name.
 enum class Discretization { kFem, kMpm, kParticles };
-/// integrator (integrators/IntegratorFactory.hpp).
+/// integrator (integrators/IntegratorFactory.hpp; which discretization takes which:
+/// io/SceneCompatibility.hpp).
 enum class IntegratorKind { kBackwardEuler, kQuasiStatic, kXpbd, kSemiImplicit, kAsync };
 /// friction.model (fem/FemIncrementalPotential, integrators/MpmBackwardEuler).
 enum class FrictionModel { kAfterSolve, kPotential };

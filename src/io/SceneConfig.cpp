@@ -28,6 +28,7 @@
 
 #include "core/AvailableMemory.hpp"
 #include "core/Error.hpp"
+#include "io/SceneCompatibility.hpp"
 #include "io/SceneReader.hpp"
 #include "io/SceneSchema.hpp"
 #include "io/TetMesh.hpp"
@@ -720,19 +721,13 @@ const KeyTable* CollisionObjectKeys() {
   return &table;
 }
 
-/// A collision object; `integrator` is the scene's (FEM objects move only with the
-/// integrators that pose them at each step's end: backward_euler, quasi_static).
-CollisionObjectConfig ParseCollisionObject(const Field& f, bool mpm, IntegratorKind integrator) {
+/// A collision object (which integrators take its motion and method: io/SceneCompatibility).
+CollisionObjectConfig ParseCollisionObject(const Field& f, bool mpm) {
   std::size_t type = 0;
   const MapView m = TypedMap(f, *CollisionObjectKeys(), "type", &type);
   CollisionObjectConfig object;
   object.kind = static_cast<CollisionObjectConfig::Kind>(type);
   using Kind = CollisionObjectConfig::Kind;
-  if (!mpm && m.Has("motion") && integrator != IntegratorKind::kBackwardEuler &&
-      integrator != IntegratorKind::kQuasiStatic)
-    m.Get("motion").Error("FEM collision objects move only with integrator backward_euler or "
-                          "quasi_static, not '" + ToString(integrator) + "'");
-
   m.Read("name", object.name);
   m.Read("stiffness", object.stiffness);
   m.Read("friction", object.friction);
@@ -1179,35 +1174,6 @@ const KeyTable* SceneKeys() {
   return &table;
 }
 
-/// The integrators each discretization takes, in the order messages list them, and its
-/// name in messages.
-const Names& AvailableIntegrators(Discretization discretization, std::string* label) {
-  static const Names fem = {"backward_euler", "quasi_static", "xpbd", "semi_implicit", "async"};
-  static const Names mpm = {"backward_euler"};
-  static const Names particles = {"xpbd"};
-  switch (discretization) {
-    case Discretization::kMpm:
-      *label = "MPM";
-      return mpm;
-    case Discretization::kParticles:
-      *label = "particle";
-      return particles;
-    case Discretization::kFem:
-      break;
-  }
-  *label = "FEM";
-  return fem;
-}
-
-/// An InputError at `f` (the integrator key): `name` is not an integrator of discretization.
-[[noreturn]] void UnavailableIntegrator(const Field& f, const std::string& name,
-                                        Discretization discretization) {
-  std::string label;
-  const Names& available = AvailableIntegrators(discretization, &label);
-  f.Error("'" + name + "' is not available for " + label + " scenes (available: " +
-          Join(available, ", ") + ")");
-}
-
 /// A string, or a sequence of strings joined by spaces.
 std::string ParsePetscOptions(const Field& f) {
   if (!f.node().IsDefined()) return "";
@@ -1237,7 +1203,7 @@ SceneConfig ParseScene(const Field& root, const std::string& path) {
   m.Read("integrator", integrator);
   m.Read("discretization", scene.discretization);
   if (!FromString(integrator, &scene.integrator))
-    UnavailableIntegrator(m.Get("integrator"), integrator, scene.discretization);
+    m.Get("integrator").Error(UnavailableIntegrator(integrator, scene.discretization));
   const bool mpm = scene.discretization == Discretization::kMpm;
   MpmOnlyKeys(mpm, m, {"mpm"});
   if (mpm) scene.mpm = ParseMpm(m.Require("mpm"));
@@ -1286,7 +1252,7 @@ SceneConfig ParseScene(const Field& root, const std::string& path) {
       });
   scene.collision_objects = ParseList<CollisionObjectConfig>(
       m.Get("collision_objects"),
-      [&](const Field& item, std::size_t) { return ParseCollisionObject(item, mpm, scene.integrator); });
+      [&](const Field& item, std::size_t) { return ParseCollisionObject(item, mpm); });
   const TimeFunctions time_functions = ParseTimeFunctions(m.Get("time_functions"));
   scene.loads = ParseList<LoadConfig>(m.Get("loads"), [&](const Field& item, std::size_t i) {
     return ParseLoad(item, i, body_names, time_functions, mpm);
@@ -1296,8 +1262,6 @@ SceneConfig ParseScene(const Field& root, const std::string& path) {
   scene.solver = ParseSolver(m.Get("solver"), mpm, scene.integrator);
   // DOT's subdomains are sets of tets: an MPM grid has none.
   if (mpm && m.Has("dot")) m.Get("dot").Error("only FEM scenes (discretization: fem) take 'dot'");
-  if (mpm && scene.solver.method == MinimizerMethod::kDot)
-    m.Get("solver").Child("method").Error("'dot' needs a tet mesh: only FEM scenes (discretization: fem) take it");
   scene.solver.dot = ParseDot(m.Get("dot"));
   scene.solver.scene_path = path;
   MapView(m.Get("damping"), *DampingKeys()).Read("stiffness_beta", scene.damping.stiffness_beta);
@@ -1329,16 +1293,6 @@ SceneConfig ParseScene(const Field& root, const std::string& path) {
   self_contact.Read("stiffness", scene.self_contact.stiffness);
   self_contact.Read("line_search_guard", scene.self_contact.line_search_guard);
   self_contact.Read("friction", scene.self_contact.friction);
-  // Constraint collisions (fem/ConstraintCollisions.hpp) live in backward Euler's
-  // minimization, whose Hessian pattern they keep; self-contact adds nonzeros outside it.
-  for (std::size_t i = 0; i < scene.collision_objects.size(); ++i) {
-    if (scene.collision_objects[i].method != CollisionMethod::kConstraint) continue;
-    const Field method = m.Get("collision_objects").Items()[i].Child("method");
-    if (scene.integrator != IntegratorKind::kBackwardEuler)
-      method.Error("'constraint' needs integrator: backward_euler (got '" + ToString(scene.integrator) + "')");
-    if (scene.self_contact.enabled)
-      method.Error("'constraint' cannot be combined with self_contact.enabled: true (use 'penalty')");
-  }
   const MapView output(m.Get("output"), *OutputKeys());
   scene.output.directory = "out/" + scene.name;
   output.Read("directory", scene.output.directory);
@@ -1347,6 +1301,7 @@ SceneConfig ParseScene(const Field& root, const std::string& path) {
   output.Read("checkpoint_every_seconds", scene.output.checkpoint_every_seconds);
   output.Read("checkpoints_kept", scene.output.checkpoints_kept);
   scene.petsc_options = ParsePetscOptions(m.Get("petsc_options"));
+  CheckCombinations(scene);
   return scene;
 }
 
