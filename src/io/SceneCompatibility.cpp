@@ -29,6 +29,13 @@ Refusal ContactDamping(const SceneConfig& scene, const std::string& why) {
   return {};
 }
 
+/// A gravity_time_function other than the constant 1.
+Refusal VaryingGravity(const SceneConfig& scene) {
+  const TimeFunctionConfig& tau = scene.gravity_time_function;
+  if (tau.kind == TimeFunctionConfig::Kind::kConstant && tau.value == 1.0) return {};
+  return {"gravity_time_function", With(scene) + " (constant gravity only here)"};
+}
+
 /// The first collision object whose method is constraint.
 const CollisionObjectConfig* FirstConstraint(const SceneConfig& scene, std::size_t* i) {
   for (*i = 0; *i < scene.collision_objects.size(); ++*i)
@@ -157,18 +164,10 @@ const std::vector<CombinationRule>& CombinationRules() {
       // keep forces that depend on x alone.
       {{I::kSemiImplicit, I::kAsync}, {D::kFem}, "gravity_time_function",
        "a gravity that varies in time", "backward_euler, quasi_static, xpbd",
-       [](const SceneConfig& scene) -> Refusal {
-         const TimeFunctionConfig& tau = scene.gravity_time_function;
-         if (tau.kind == TimeFunctionConfig::Kind::kConstant && tau.value == 1.0) return {};
-         return {"gravity_time_function", With(scene) + " (constant gravity only here)"};
-       }},
+       VaryingGravity},
       {{I::kXpbd}, {D::kParticles}, "gravity_time_function", "a gravity that varies in time",
        "FEM scenes",
-       [](const SceneConfig& scene) -> Refusal {
-         const TimeFunctionConfig& tau = scene.gravity_time_function;
-         if (tau.kind == TimeFunctionConfig::Kind::kConstant && tau.value == 1.0) return {};
-         return {"gravity_time_function", With(scene) + " (constant gravity only here)"};
-       }},
+       VaryingGravity},
       {{I::kSemiImplicit, I::kAsync}, {D::kFem}, "collision_objects[].friction",
        "friction > 0 (no Coulomb friction is applied)", "backward_euler",
        [](const SceneConfig& scene) -> Refusal {
