@@ -69,7 +69,7 @@ std::vector<CollisionObject> EveryShape() {
   configs[7].hole_radius = 0.4;
   std::vector<CollisionObject> objects;
   for (auto& c : configs) {
-    c.method = "constraint";
+    c.method = CollisionMethod::kConstraint;
     objects.emplace_back(c);
   }
   return objects;

@@ -391,7 +391,7 @@ TEST(SelfContact, ThrownBoxesSameOnAnyRanksToRoundOffAndBitwiseOnTheSame) {
 /// backtracking takes, leaves the result bitwise the same.
 TEST(SelfContact, DotWithContactRunsAndTheGuardKeepsItsBits) {
   SceneConfig scene = PressedBoxes("contact_dot", -0.01, 1.0 / 24.0, 0.6);
-  scene.solver.method = "dot";
+  scene.solver.method = MinimizerMethod::kDot;
   double depth = 0.0, depth_unguarded = 0.0;
   const std::vector<double> guarded = ThrownBoxes(PETSC_COMM_WORLD, scene, 3, &depth);
   scene.self_contact.line_search_guard = false;

@@ -71,7 +71,7 @@ collision_objects:
 void FemBlockOnSlope(double mu, double dt, int steps, std::vector<double>* along,
                      std::vector<double>* speed) {
   const SceneConfig scene = ReadSceneConfig(FemSlopeScene(mu, dt));
-  ASSERT_EQ(scene.friction.model, "potential") << "the FEM default";
+  ASSERT_EQ(ToString(scene.friction.model), "potential") << "the FEM default";
   FemSimulation sim(PETSC_COMM_WORLD, scene);
   auto mean_x = [](const std::vector<double>& a) {
     double s = 0.0;
@@ -190,7 +190,7 @@ TEST(FrictionPotential, LbfgsStepCountsTheInitializerOfEverySolve) {
   StartPhaseLogging();
   test::RecordedRun<FemSimulation> run(
       FemSlopeScene(0.8, 1.0 / 24.0, "friction: {lagged_updates: 3}\n"), {"solver.method=lbfgs"});
-  ASSERT_EQ(run.scene().friction.model, "potential");
+  ASSERT_EQ(ToString(run.scene().friction.model), "potential");
   for (int n = 0; n < 4; ++n) {
     const int before = test::EventCount("OsInitializerApply");
     run.Step();
@@ -218,7 +218,7 @@ TEST(FrictionPotential, LbfgsStepCountsTheRefreshesOfEverySolve) {
       {"-lbfgs_refresh_stall", "0.999"}, {"-lbfgs_refresh_stall_window", "1"}});
   test::RecordedRun<FemSimulation> run(
       FemSlopeScene(0.8, 1.0 / 24.0, "friction: {lagged_updates: 3}\n"), {"solver.method=lbfgs"});
-  ASSERT_EQ(run.scene().friction.model, "potential");
+  ASSERT_EQ(ToString(run.scene().friction.model), "potential");
   int refreshed_steps = 0;
   for (int n = 0; n < 4; ++n) {
     const int before = test::EventCount("OsInitializerSetUp");

@@ -119,7 +119,7 @@ class ScopedOptions {
 
 SolverConfig HotConfig(int levels = 3, const std::string& embedding = "linear") {
   SolverConfig config;
-  config.method = "hot";
+  config.method = MinimizerMethod::kHot;
   config.mg_levels = levels;
   config.mg_embedding = embedding;
   config.scene_path = "cube.yaml";

@@ -57,10 +57,10 @@ using test::ScopedOptions;
 /// The scene's solver block of a test: absolute termination |g|_2 < tau.
 SolverConfig Config(const std::string& method, double tau) {
   SolverConfig config;
-  config.method = method;
-  config.termination = "absolute";
+  EXPECT_TRUE(FromString(method, &config.method)) << method;
+  config.termination = Termination::kAbsolute;
   config.tau = tau;
-  config.forcing = "gradient";  // what SceneConfig picks with absolute termination
+  config.forcing = Forcing::kGradient;  // what SceneConfig picks with absolute termination
   config.max_iterations = 1000;
   return config;
 }
@@ -164,9 +164,9 @@ TEST(Minimizers, BothKeepHeldNodesAndFindTheConstrainedMinimizer) {
     Quadratic potential(kQuadraticNodes, HeldNodes());
     const VectorXd start = potential.Start(), expected = potential.Minimizer(start);
     SolverConfig config = Config(method, kTau);
-    config.termination = "characteristic_norm";
+    config.termination = Termination::kCharacteristicNorm;
     config.cn_epsilon = 1e-10;
-    config.forcing = "characteristic_norm";  // SceneConfig's pick for FEM with CN termination
+    config.forcing = Forcing::kCharacteristicNorm;  // SceneConfig's pick for FEM with CN termination
     const Outcome out = Minimize(potential, start, expected, config, {}, (method + ", held nodes").c_str());
     EXPECT_TRUE(out.report.converged) << method << ": " << out.report.reason;
     EXPECT_LT(out.report.cn_residual, 1.0) << method;

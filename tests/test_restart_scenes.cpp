@@ -111,8 +111,8 @@ SceneConfig SmallScene(const std::string& name, const std::string& dir,
 }
 
 std::unique_ptr<Simulation> MakeSimulation(const SceneConfig& scene) {
-  if (scene.discretization == "mpm") return std::make_unique<MpmSimulation>(PETSC_COMM_WORLD, scene);
-  if (scene.discretization == "particles")
+  if (scene.discretization == Discretization::kMpm) return std::make_unique<MpmSimulation>(PETSC_COMM_WORLD, scene);
+  if (scene.discretization == Discretization::kParticles)
     return std::make_unique<ParticleSimulation>(PETSC_COMM_WORLD, scene);
   return std::make_unique<FemSimulation>(PETSC_COMM_WORLD, scene);
 }

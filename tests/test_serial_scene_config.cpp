@@ -142,7 +142,7 @@ petsc_options: [-newton_ksp_type cg, -newton_pc_type jacobi]
   EXPECT_EQ(s.path, path);
   EXPECT_EQ(s.name, "full_scene");
   EXPECT_EQ(s.gravity, Vec3(0.5, -9.5, 0.25));
-  EXPECT_EQ(s.integrator, "backward_euler");
+  EXPECT_EQ(ToString(s.integrator), "backward_euler");
   EXPECT_EQ(s.time.dt, 0.001);
   EXPECT_EQ(s.time.frame_dt, 0.04);
   EXPECT_EQ(s.time.frames, 7);
@@ -216,21 +216,21 @@ petsc_options: [-newton_ksp_type cg, -newton_pc_type jacobi]
   EXPECT_EQ(s.collision_objects[3].axis, Vec3(1, 0, 0));
   EXPECT_EQ(s.collision_objects[3].radius, 0.2);
   EXPECT_EQ(s.collision_objects[3].half_length, 0.5);
-  EXPECT_EQ(s.collision_objects[3].boundary, "slip");  // read, and ignored by FEM
+  EXPECT_EQ(ToString(s.collision_objects[3].boundary), "slip");  // read, and ignored by FEM
   EXPECT_EQ(s.collision_objects[4].kind, CollisionObjectConfig::Kind::kTorus);
   EXPECT_EQ(s.collision_objects[4].center, Vec3(0, 2, 0));
   EXPECT_EQ(s.collision_objects[4].major_radius, 1.0);
   EXPECT_EQ(s.collision_objects[4].minor_radius, 0.25);
 
-  EXPECT_EQ(s.solver.method, "newton");
-  EXPECT_EQ(s.solver.termination, "absolute");
+  EXPECT_EQ(ToString(s.solver.method), "newton");
+  EXPECT_EQ(ToString(s.solver.termination), "absolute");
   EXPECT_EQ(s.solver.cn_epsilon, 1e-4);
   EXPECT_EQ(s.solver.tau, 1e-7);
   EXPECT_EQ(s.solver.max_iterations, 50);
   EXPECT_EQ(s.solver.kappa, 0.125);
   EXPECT_EQ(s.solver.step_clamp, 10.0);
   EXPECT_EQ(s.solver.forcing_sigma, 0.5);
-  EXPECT_EQ(s.solver.forcing, "preconditioned");
+  EXPECT_EQ(ToString(s.solver.forcing), "preconditioned");
   EXPECT_FALSE(s.solver.best_of_two_guesses);
   EXPECT_EQ(s.solver.dot.subdomains_per_rank, 3);
   EXPECT_EQ(s.solver.dot.subdomain_nodes, 500);
@@ -255,7 +255,7 @@ TEST_F(SceneConfigTest, Defaults) {
   EXPECT_EQ(s.name, "bar");
   EXPECT_EQ(s.text, kMinimal);
   EXPECT_EQ(s.gravity, Vec3(0, -9.81, 0));
-  EXPECT_EQ(s.integrator, "backward_euler");
+  EXPECT_EQ(ToString(s.integrator), "backward_euler");
   EXPECT_EQ(s.time.frame_dt, 1.0 / 24.0);
   EXPECT_EQ(s.time.dt, 1.0 / 24.0);
   EXPECT_EQ(s.time.frames, 2);
@@ -266,7 +266,7 @@ TEST_F(SceneConfigTest, Defaults) {
   EXPECT_EQ(s.solver.dot.coarse, "rigid");
   ASSERT_EQ(s.bodies.size(), 1u);
   EXPECT_EQ(s.bodies[0].name, "body0");
-  EXPECT_EQ(s.discretization, "fem");
+  EXPECT_EQ(ToString(s.discretization), "fem");
   EXPECT_EQ(s.bodies[0].source, BodyConfig::Source::kMesh);
   EXPECT_EQ(s.bodies[0].material.model, "fixed_corotated");
   EXPECT_EQ(s.bodies[0].material.plasticity.model, "none");
@@ -275,16 +275,16 @@ TEST_F(SceneConfigTest, Defaults) {
   EXPECT_TRUE(s.boundary_conditions.empty());
   EXPECT_TRUE(s.collision_objects.empty());
   const SolverConfig solver_defaults;
-  EXPECT_EQ(s.solver.termination, "characteristic_norm");
+  EXPECT_EQ(ToString(s.solver.termination), "characteristic_norm");
   EXPECT_EQ(s.solver.cn_epsilon, solver_defaults.cn_epsilon);
   EXPECT_EQ(s.solver.cn_epsilon, 1e-5);  // DOT (Li et al. 2019) Sec. 6
   EXPECT_EQ(s.solver.max_iterations, solver_defaults.max_iterations);
-  EXPECT_EQ(s.solver.forcing, "characteristic_norm");
+  EXPECT_EQ(ToString(s.solver.forcing), "characteristic_norm");
   EXPECT_TRUE(s.solver.best_of_two_guesses);
   // Gast's absolute termination measures the forcing term's |g| as it is (Sec. 3.1).
-  EXPECT_EQ(ReadSceneConfig(Write("abs.yaml", std::string(kMinimal) +
-                                                  "solver: {termination: absolute}\n"))
-                .solver.forcing,
+  EXPECT_EQ(ToString(ReadSceneConfig(Write("abs.yaml", std::string(kMinimal) +
+                                                           "solver: {termination: absolute}\n"))
+                         .solver.forcing),
             "gradient");
   EXPECT_EQ(s.damping.stiffness_beta, 0.0);
   // Schroeder et al. 2010: one surface layer, epsilon 0.5 (the paper's examples).
@@ -313,7 +313,7 @@ TEST_F(SceneConfigTest, Defaults) {
   EXPECT_FALSE(named.boundary_conditions[0].select.end_max);
   EXPECT_EQ(named.collision_objects[0].stiffness, CollisionObjectConfig().stiffness);
   EXPECT_EQ(named.collision_objects[0].friction, 0.0);
-  EXPECT_EQ(named.collision_objects[0].boundary, "sticky");
+  EXPECT_EQ(ToString(named.collision_objects[0].boundary), "sticky");
   EXPECT_TRUE(named.collision_objects[0].motion.empty());
   EXPECT_EQ(named.petsc_options, "-newton_ksp_type cg -newton_pc_type jacobi");
 }
@@ -552,7 +552,7 @@ collision_objects:
 solver: {method: newton, cn_epsilon: 1e-6}
 )");
   const SceneConfig s = ReadSceneConfig(path);
-  EXPECT_EQ(s.discretization, "mpm");
+  EXPECT_EQ(ToString(s.discretization), "mpm");
   EXPECT_EQ(s.mpm.dx, 0.02);
   EXPECT_EQ(s.mpm.ppc, 27);
   EXPECT_EQ(s.mpm.cfl, 0.4);
@@ -560,7 +560,7 @@ solver: {method: newton, cn_epsilon: 1e-6}
   EXPECT_EQ(s.mpm.repartition_threshold, 1.5);
   EXPECT_EQ(s.mpm.seed, 7);
   EXPECT_TRUE(s.mpm.matrix_free);
-  EXPECT_EQ(s.solver.method, "newton");
+  EXPECT_EQ(ToString(s.solver.method), "newton");
   EXPECT_EQ(s.solver.cn_epsilon, 1e-6);
 
   ASSERT_EQ(s.bodies.size(), 6u);
@@ -610,7 +610,7 @@ solver: {method: newton, cn_epsilon: 1e-6}
   EXPECT_EQ(stirrer.axis, Vec3(0, 0, 1));
   EXPECT_EQ(stirrer.major_radius, 0.5);
   EXPECT_EQ(stirrer.minor_radius, 0.125);
-  EXPECT_EQ(stirrer.boundary, "slip");
+  EXPECT_EQ(ToString(stirrer.boundary), "slip");
   ASSERT_EQ(stirrer.motion.size(), 2u);
   EXPECT_EQ(stirrer.motion[0].kind, MotionSegmentConfig::Kind::kRotate);
   EXPECT_EQ(stirrer.motion[0].axis, Vec3(0, 1, 0));
@@ -624,7 +624,7 @@ solver: {method: newton, cn_epsilon: 1e-6}
   EXPECT_EQ(capped.kind, CollisionObjectConfig::Kind::kCylinder);
   EXPECT_EQ(capped.half_length, 0.75);
   EXPECT_EQ(capped.axis, Vec3(1, 0, 0));
-  EXPECT_EQ(capped.boundary, "sticky");
+  EXPECT_EQ(ToString(capped.boundary), "sticky");
   EXPECT_TRUE(capped.motion.empty());
   ASSERT_EQ(s.collision_objects[2].motion.size(), 1u);
   EXPECT_TRUE(s.collision_objects[2].motion[0].has_center);
@@ -650,7 +650,7 @@ collision_objects: [{type: cylinder, radius: 1}]
   EXPECT_EQ(s.mpm.seed, 1);
   EXPECT_FALSE(s.mpm.matrix_free);
   EXPECT_EQ(s.solver.cn_epsilon, 1e-7);  // HOT (Wang et al. 2020) Sec. 7.1
-  EXPECT_EQ(s.solver.forcing, "preconditioned");  // HOT Sec. 5.3
+  EXPECT_EQ(ToString(s.solver.forcing), "preconditioned");  // HOT Sec. 5.3
   EXPECT_EQ(s.solver.kappa, 1e-5);  // HOT's reference code, computeDescentStep
   EXPECT_EQ(s.bodies[0].shape.center, Vec3::Zero());
   EXPECT_EQ(s.bodies[1].shape.axis, Vec3::UnitY());
@@ -662,14 +662,14 @@ collision_objects: [{type: cylinder, radius: 1}]
   EXPECT_EQ(s.bodies[1].material.plasticity.model, "none");
   const CollisionObjectConfig& cylinder = s.collision_objects[0];
   EXPECT_EQ(cylinder.half_length, std::numeric_limits<double>::infinity());
-  EXPECT_EQ(cylinder.boundary, "sticky");
+  EXPECT_EQ(ToString(cylinder.boundary), "sticky");
   EXPECT_TRUE(cylinder.motion.empty());
 
   // A FEM scene turned MPM from the command line: its tet mesh body stays valid, and the
   // cn_epsilon default follows the discretization.
   const SceneConfig turned = ReadSceneConfig(
       Write("bar.yaml", kMinimal), {"discretization=mpm", "mpm.dx=0.05"});
-  EXPECT_EQ(turned.discretization, "mpm");
+  EXPECT_EQ(ToString(turned.discretization), "mpm");
   EXPECT_EQ(turned.mpm.dx, 0.05);
   EXPECT_EQ(turned.bodies[0].source, BodyConfig::Source::kMesh);
   EXPECT_EQ(turned.solver.cn_epsilon, 1e-7);

@@ -95,9 +95,9 @@ TEST(FastImpact, PenaltyGroundTakesTheImpactWithFiniteFields) {
 // asynchronous integrator with one 1 s step, on the box thrown at the penalty ground.
 TEST(NoSilentExplosion, XpbdWithOneSubstepFailsOrKeepsEveryTet) {
   SceneConfig scene = ImpactScene("impact_xpbd", "penalty");
-  scene.integrator = "xpbd";
+  scene.integrator = IntegratorKind::kXpbd;
   scene.xpbd.substeps = 1;
-  scene.friction.model = "after_solve";  // what a parsed xpbd scene gets
+  scene.friction.model = FrictionModel::kAfterSolve;  // what a parsed xpbd scene gets
   const std::string failure = RunImpact(scene);
   PetscPrintf(PETSC_COMM_WORLD, "xpbd, 1 substep: %s\n", failure.empty() ? "every frame taken" : failure.c_str());
   if (!failure.empty()) {
@@ -109,8 +109,8 @@ TEST(NoSilentExplosion, XpbdWithOneSubstepFailsOrKeepsEveryTet) {
 
 TEST(NoSilentExplosion, AsyncWithOneSecondStepFailsOrKeepsEveryTet) {
   SceneConfig scene = ImpactScene("impact_async", "penalty");
-  scene.integrator = "async";
-  scene.friction.model = "after_solve";  // what a parsed async scene gets
+  scene.integrator = IntegratorKind::kAsync;
+  scene.friction.model = FrictionModel::kAfterSolve;  // what a parsed async scene gets
   scene.collision_objects[0].friction = 0.0;  // async applies no Coulomb friction
   scene.time.frame_dt = scene.time.dt = 1.0;
   scene.time.frames = 1;
@@ -191,9 +191,9 @@ TEST(SolveErrors, PetscErrorInTheSemiImplicitDampingSolveIsAFailedStep) {
                                   {{"-semi_implicit_ksp_richardson_scale", "1e30"},
                                    {"-semi_implicit_ksp_max_it", "5"}},
                                   [](SceneConfig& scene) {
-    scene.integrator = "semi_implicit";
+    scene.integrator = IntegratorKind::kSemiImplicit;
     scene.damping.stiffness_beta = 0.01;
-    scene.friction.model = "after_solve";  // what a parsed semi_implicit scene gets
+    scene.friction.model = FrictionModel::kAfterSolve;  // what a parsed semi_implicit scene gets
   });
 }
 

@@ -50,7 +50,7 @@ class FemXpbdOrder : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(FemXpbdOrder, SameTrajectoryBitwiseOnAnyRankCount) {
   SceneConfig scene = TwistScene();
-  scene.xpbd.order = GetParam();
+  ASSERT_TRUE(FromString(GetParam(), &scene.xpbd.order)) << GetParam();
   const test::OneRankComparison c =
       test::CompareWithOneRank([&](MPI_Comm comm) { return test::RunFemScene(comm, scene); });
   const std::vector<double>& parallel = c.parallel;
@@ -104,7 +104,7 @@ bodies:
 
 TEST_P(FemXpbdOrder, FreeFallIsTheClosedForm) {
   SceneConfig scene = FreeBox("xpbd_fall_" + GetParam(), "");
-  scene.xpbd.order = GetParam();
+  ASSERT_TRUE(FromString(GetParam(), &scene.xpbd.order)) << GetParam();
   FemSimulation sim(PETSC_COMM_WORLD, scene);
   const std::vector<double> x0 = sim.GatherPositions();
   for (int f = 0; f < scene.time.frames; ++f) sim.AdvanceFrame(nullptr);

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "core/Error.hpp"
+#include "io/SceneCompatibility.hpp"
 #include "io/SceneSchema.hpp"
 
 namespace optistep {
@@ -128,7 +129,7 @@ std::string KeysText() {
          "may be left out (its meaning says when it is needed); `--set key.path=value` "
          "overrides any key (sequence items by index). Each section below is one map of the "
          "scene; `[]` marks the items of a sequence.\n\n" +
-         SchemaMarkdown(SceneSchema());
+         SchemaMarkdown(SceneSchema()) + CombinationsMarkdown();
 }
 
 const char* UsageText() {

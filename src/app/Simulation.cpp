@@ -202,7 +202,7 @@ std::string Simulation::WriteCheckpoint() {
   MPI_Comm_size(comm_, &size);
   CheckpointHeader header;
   header.optistep_version = OPTISTEP_VERSION;
-  header.discretization = scene_.discretization;
+  header.discretization = ToString(scene_.discretization);
   header.time = time();
   header.step = steps();
   header.frame = frame_;
@@ -222,9 +222,9 @@ CheckpointHeader Simulation::Restart(const std::string& spec, bool allow_scene_c
   const CheckpointHeader header = LoadCheckpoint(
       comm_, spec, CheckpointDirectory(scene_.output.directory), [&](const CheckpointReader& in) {
         const CheckpointHeader& h = in.header();
-        if (h.discretization != scene_.discretization)
+        if (h.discretization != ToString(scene_.discretization))
           throw InputError(in.path() + ": a checkpoint of a '" + h.discretization +
-                           "' run; scene " + scene_.path + " is '" + scene_.discretization + "'");
+                           "' run; scene " + scene_.path + " is '" + ToString(scene_.discretization) + "'");
         change = SceneDifference(h.scene_text, scene_.text);
         if (!change.empty() && !allow_scene_change)
           throw InputError(in.path() + ": written for another scene than " + scene_.path + " (" +

@@ -163,10 +163,10 @@ int RunCommand(const CommandLine& cl) {
   MPI_Comm comm = PETSC_COMM_WORLD;
   const SceneConfig scene = ReadSceneConfig(cl.scene, cl.overrides);
   InsertScenePetscOptions(scene.petsc_options);
-  if (cl.command == "partition" && scene.discretization == "particles")
+  if (cl.command == "partition" && scene.discretization == Discretization::kParticles)
     throw InputError(scene.path + ": optistep partition reports tet-mesh partitions; the chains "
                      "of a particle scene are not partitioned (every rank steps all of them)");
-  if (cl.command == "partition" && scene.discretization == "mpm")
+  if (cl.command == "partition" && scene.discretization == Discretization::kMpm)
     throw InputError(scene.path + ": optistep partition reports tet-mesh partitions; MPM grids "
                      "are partitioned at run time (see the per-step imbalance)");
   if (cl.command == "partition") {
@@ -188,13 +188,13 @@ int RunCommand(const CommandLine& cl) {
     }
     return 0;
   }
-  if (scene.discretization == "mpm") {
+  if (scene.discretization == Discretization::kMpm) {
     ProbeFirstStep<MpmSimulation>(comm, scene, cl);
     MpmSimulation sim(comm, scene);
     PrintSummary(comm, scene, sim);
     return CheckOrRun(comm, scene, cl, sim);
   }
-  if (scene.discretization == "particles") {
+  if (scene.discretization == Discretization::kParticles) {
     ProbeFirstStep<ParticleSimulation>(comm, scene, cl);
     ParticleSimulation sim(comm, scene);
     PrintSummary(comm, scene, sim);

@@ -23,7 +23,7 @@ FemAsync::FemAsync(FemModel& model, Vec x, Vec v)
       interior_(model, 0.0) {
   const SceneConfig& scene = model_.scene();
   const DistributedTetMesh& mesh = model_.mesh();
-  paper_ = scene.async.coupling == "paper";
+  paper_ = scene.async.coupling == AsyncCoupling::kPaper;
   if (paper_) {  // before the region checks: these keys are wrong whatever the mesh
     long dirichlet = 0;
     for (PetscInt l = 0; l < mesh.n_owned; ++l) dirichlet += model_.IsConstrained(static_cast<int>(l));

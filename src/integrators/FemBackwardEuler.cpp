@@ -23,7 +23,7 @@ FemBackwardEuler::FemBackwardEuler(FemModel& model, Vec x, Vec v)
       potential_(model, model.scene().damping.stiffness_beta) {
   OPTISTEP_PETSC(VecDuplicate(x_, &u_));
   OPTISTEP_PETSC(VecDuplicate(x_, &guess_));
-  if (model.scene().solver.hessian_projection == "none") potential_.SetProjectHessian(false);
+  if (model.scene().solver.hessian_projection == HessianProjection::kNone) potential_.SetProjectHessian(false);
 }
 
 FemBackwardEuler::~FemBackwardEuler() {

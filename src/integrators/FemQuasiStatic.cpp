@@ -14,7 +14,7 @@ namespace {
 /// The scene's solver block with the load-relative test: termination absolute, tau given.
 SolverConfig LoadRelative(const SolverConfig& solver, double tau) {
   SolverConfig config = solver;
-  config.termination = "absolute";
+  config.termination = Termination::kAbsolute;
   config.tau = tau;
   return config;
 }
@@ -30,7 +30,7 @@ FemQuasiStatic::FemQuasiStatic(FemModel& model, Vec x, Vec v)
                      "and no loads: entry has a nonzero force on a free node");
   minimizer_ = CreateMinimizer(model.comm(), LoadRelative(scene.solver, tau_),
                                MinimizerDefaults{PCJACOBI}, scene.path);
-  potential_.SetProjectHessian(scene.solver.hessian_projection == "element");
+  potential_.SetProjectHessian(scene.solver.hessian_projection == HessianProjection::kElement);
   OPTISTEP_PETSC(VecDuplicate(x_, &u_));
   OPTISTEP_PETSC(VecDuplicate(x_, &zero_));
   OPTISTEP_PETSC(VecSet(zero_, 0.0));

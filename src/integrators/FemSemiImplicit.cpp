@@ -29,11 +29,6 @@ FemSemiImplicit::FemSemiImplicit(FemModel& model, Vec x, Vec v, std::vector<char
       distribution_(distribution),
       beta_(model.scene().damping.stiffness_beta) {
   const SceneConfig& scene = model_.scene();
-  for (std::size_t c = 0; c < scene.collision_objects.size(); ++c)
-    if (scene.collision_objects[c].friction > 0.0)
-      throw InputError(scene.path + ": collision_objects[" + std::to_string(c) +
-                       "].friction: integrator '" + scene.integrator +
-                       "' applies no Coulomb friction; set it to 0 or use backward_euler");
   // Element eigenvalue bound (file comment): w_e^2 = lambda_max(K_e) / (rho V / 4) at rest.
   const DistributedTetMesh& mesh = model_.mesh();
   double w2 = 0.0;

@@ -31,7 +31,7 @@ FemXpbd::FemXpbd(FemModel& model, Vec x, Vec v)
       v_(v),
       damping_beta_(model.scene().damping.stiffness_beta),
       max_depenetration_speed_(model.scene().xpbd.max_depenetration_speed),
-      jacobi_(model.scene().xpbd.order == "jacobi") {
+      jacobi_(model.scene().xpbd.order == XpbdOrder::kJacobi) {
   const DistributedTetMesh& mesh = model_.mesh();
   OPTISTEP_PETSC(VecDuplicate(x_, &xs_));
   OPTISTEP_PETSC(VecDuplicate(x_, &dx_));

@@ -1,70 +1,59 @@
 #include "integrators/IntegratorFactory.hpp"
 
-#include <string>
-#include <vector>
+#include <stdexcept>
 
-#include "core/Error.hpp"
+#include "integrators/ChainXpbd.hpp"
 #include "integrators/FemAsync.hpp"
 #include "integrators/FemBackwardEuler.hpp"
 #include "integrators/FemQuasiStatic.hpp"
-#include "integrators/ChainXpbd.hpp"
-#include "integrators/FemXpbd.hpp"
 #include "integrators/FemSemiImplicit.hpp"
+#include "integrators/FemXpbd.hpp"
 #include "integrators/MpmBackwardEuler.hpp"
-#include "integrators/PotentialTerms.hpp"
+#include "io/SceneCompatibility.hpp"
 
 namespace optistep {
 namespace {
 
-[[noreturn]] void Unavailable(const SceneConfig& scene, const char* discretization,
-                              const std::vector<std::string>& available) {
-  std::string names;
-  for (const auto& n : available) names += (names.empty() ? "" : ", ") + n;
-  throw InputError(scene.path + ": integrator: '" + scene.integrator + "' is not available for " +
-                   discretization + " scenes (available: " + names + ")");
+/// A scene that reached a factory without ReadSceneConfig (a test's): the compatibility
+/// table's refusal, the one place that names what each discretization takes.
+[[noreturn]] void Unavailable(const SceneConfig& scene) {
+  CheckCombinations(scene);
+  throw std::logic_error("integrator '" + ToString(scene.integrator) +
+                         "' has no implementation for this discretization");
 }
 
 }  // namespace
 
+// Which integrator takes which scene terms is checked once, when the scene is read
+// (io/SceneCompatibility.hpp).
+
 std::unique_ptr<Integrator> CreateFemIntegrator(const SceneConfig& scene, FemModel& model, Vec x,
                                                 Vec v) {
-  if (scene.integrator == "backward_euler") return std::make_unique<FemBackwardEuler>(model, x, v);
-  if (scene.integrator == "quasi_static") {
-    if (scene.self_contact.friction > 0.0)  // friction after the solve acts on velocities
-      throw InputError(scene.path + ": self_contact.friction: is not available with integrator: "
-                       "quasi_static, which has no velocities (leave it out or 0)");
-    // Quasi-static steps have no velocity: a dashpot would only resist each load step.
-    RefuseContactDamping(scene, " is not available with integrator: quasi_static (no velocities)");
-    return std::make_unique<FemQuasiStatic>(model, x, v);
+  switch (scene.integrator) {
+    case IntegratorKind::kBackwardEuler:
+      return std::make_unique<FemBackwardEuler>(model, x, v);
+    case IntegratorKind::kQuasiStatic:
+      return std::make_unique<FemQuasiStatic>(model, x, v);
+    case IntegratorKind::kXpbd:
+      return std::make_unique<FemXpbd>(model, x, v);
+    case IntegratorKind::kSemiImplicit:
+      return std::make_unique<FemSemiImplicit>(model, x, v);
+    case IntegratorKind::kAsync:
+      return std::make_unique<FemAsync>(model, x, v);
   }
-  // XPBD steps by constraint projections (gravity taken per step), semi_implicit and
-  // async's substeps by forces of x alone: none minimizes the potential that holds the loads.
-  if (scene.integrator == "xpbd") {
-    RefusePotentialOnlyTerms(scene, /*time_dependent_gravity=*/true);
-    return std::make_unique<FemXpbd>(model, x, v);
-  }
-  if (scene.integrator == "semi_implicit" || scene.integrator == "async") {
-    RefusePotentialOnlyTerms(scene, /*time_dependent_gravity=*/false);
-    if (scene.integrator == "async") return std::make_unique<FemAsync>(model, x, v);
-    return std::make_unique<FemSemiImplicit>(model, x, v);
-  }
-  Unavailable(scene, "FEM", {"backward_euler", "quasi_static", "xpbd", "semi_implicit", "async"});
+  Unavailable(scene);
 }
 
 std::unique_ptr<Integrator> CreateParticleIntegrator(MPI_Comm comm, const SceneConfig& scene) {
-  if (scene.integrator == "xpbd") {
-    // Chains and cloths: constant gravity, no incremental potential.
-    RefusePotentialOnlyTerms(scene, /*time_dependent_gravity=*/false);
-    return std::make_unique<ChainXpbd>(comm, scene);
-  }
-  Unavailable(scene, "particle", {"xpbd"});
+  if (scene.integrator == IntegratorKind::kXpbd) return std::make_unique<ChainXpbd>(comm, scene);
+  Unavailable(scene);
 }
 
 std::unique_ptr<Integrator> CreateMpmIntegrator(const SceneConfig& scene, mpm::MpmDomain& domain,
                                                 const mpm::MpmModel& model) {
-  if (scene.integrator == "backward_euler")
+  if (scene.integrator == IntegratorKind::kBackwardEuler)
     return std::make_unique<MpmBackwardEuler>(scene, domain, model);
-  Unavailable(scene, "MPM", {"backward_euler"});
+  Unavailable(scene);
 }
 
 }  // namespace optistep

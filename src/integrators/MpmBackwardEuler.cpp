@@ -106,7 +106,7 @@ SolveReport MpmBackwardEuler::TryStep(double dt) {
   // nodes (Li et al. 2020, Sec. 5), the normal impulses lagged at the frictionless solve
   // and then at each friction solve's result, lagged_updates friction solves in all; none
   // in a step without a slip node with friction (a body in flight).
-  if (scene_.friction.model == "potential" && potential.HasSlipFriction()) {
+  if (scene_.friction.model == FrictionModel::kPotential && potential.HasSlipFriction()) {
     report = LaggedFrictionSolves(potential, dv, scene_.friction.lagged_updates, report, [&] {
       potential.SetFrictionPotential(potential.NormalImpulses(dv), scene_.friction.epsilon_v);
       // Also from dv = 0 on the free components: a body that sticks starts in the stiff

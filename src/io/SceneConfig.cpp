@@ -24,9 +24,11 @@
 #include <random>
 #include <set>
 #include <sstream>
+#include <type_traits>
 
 #include "core/AvailableMemory.hpp"
 #include "core/Error.hpp"
+#include "io/SceneCompatibility.hpp"
 #include "io/SceneReader.hpp"
 #include "io/SceneSchema.hpp"
 #include "io/TetMesh.hpp"
@@ -47,6 +49,8 @@ std::string Default(bool v) { return v ? "true" : "false"; }
 std::string Default(const Vec3& v) { return FormatVec(v); }
 std::string Default(const std::string& v) { return v; }
 std::string Default(const char*) = delete;
+template <class Choice, std::enable_if_t<std::is_enum_v<Choice>, int> = 0>
+std::string Default(Choice v) { return ToString(v); }
 
 // ============================================================================ time (integrators)
 
@@ -691,10 +695,10 @@ const KeyTable* CollisionObjectKeys() {
        Number("friction", Default(CollisionObjectConfig{}.friction), kNonNegative, "Coulomb coefficient mu"),
        Number("damping", Default(CollisionObjectConfig{}.damping), kNonNegative,
               "FEM, static penalty objects: the contact dashpot as a fraction of critical damping"),
-       Choice("boundary", Default(CollisionObjectConfig{}.boundary), {"sticky", "slip"},
+       Choice("boundary", Default(CollisionObjectConfig{}.boundary), ChoiceNames(GridBoundary{}),
               "MPM: grid nodes at the object keep no relative velocity (sticky) or lose their inward normal part (slip)"),
        Other("motion", "sequence of segments", "static", "", "scripted rigid motion").Sub(MotionSegmentKeys),
-       Choice("method", Default(CollisionObjectConfig{}.method), {"penalty", "constraint"},
+       Choice("method", Default(CollisionObjectConfig{}.method), ChoiceNames(CollisionMethod{}),
               "FEM: the penalty energy, or phi >= 0 held by gradient projection", "Gast et al. 2015, Secs. 3.2, 5.1, 5.2"),
        Vector("point", Default(CollisionObjectConfig{}.point), "a point on the plane, m").For({"half_space"}),
        Direction("normal", "required", "the outward normal").For({"half_space"}),
@@ -717,18 +721,13 @@ const KeyTable* CollisionObjectKeys() {
   return &table;
 }
 
-/// A collision object; `integrator` is the scene's (FEM objects move only with the
-/// integrators that pose them at each step's end: backward_euler, quasi_static).
-CollisionObjectConfig ParseCollisionObject(const Field& f, bool mpm, const std::string& integrator) {
+/// A collision object (which integrators take its motion and method: io/SceneCompatibility).
+CollisionObjectConfig ParseCollisionObject(const Field& f, bool mpm) {
   std::size_t type = 0;
   const MapView m = TypedMap(f, *CollisionObjectKeys(), "type", &type);
   CollisionObjectConfig object;
   object.kind = static_cast<CollisionObjectConfig::Kind>(type);
   using Kind = CollisionObjectConfig::Kind;
-  if (!mpm && m.Has("motion") && integrator != "backward_euler" && integrator != "quasi_static")
-    m.Get("motion").Error("FEM collision objects move only with integrator backward_euler or "
-                          "quasi_static, not '" + integrator + "'");
-
   m.Read("name", object.name);
   m.Read("stiffness", object.stiffness);
   m.Read("friction", object.friction);
@@ -746,7 +745,7 @@ CollisionObjectConfig ParseCollisionObject(const Field& f, bool mpm, const std::
   // relative one only against a static object; a projected (constraint) node has no spring.
   if (object.damping > 0.0 && !object.motion.empty())
     m.Get("damping").Error("needs a static object: this one has 'motion' (leave damping out)");
-  if (object.damping > 0.0 && object.method == "constraint")
+  if (object.damping > 0.0 && object.method == CollisionMethod::kConstraint)
     m.Get("damping").Error("damps the penalty contact spring: method: constraint has none "
                            "(leave damping out)");
   switch (object.kind) {
@@ -818,6 +817,39 @@ MpmConfig ParseMpm(const Field& f) {
   return mpm;
 }
 
+// ============================================================================ defaults that depend on other keys
+
+// The value a closed choice takes when the scene leaves its key out and the default depends
+// on other keys: each in one function here, which the parser calls after reading the key
+// it depends on (and `optistep keys` describes in the key's default column).
+
+/// friction.model: potential for FEM under the integrators that minimize an incremental
+/// potential (backward_euler, quasi_static): a body on a slope with mu > tan theta holds at
+/// every step size, which after the solve it does not (docs/methods/friction.md);
+/// after_solve for MPM (friction on the slip nodes after the solve) and for the integrators
+/// that take no friction potential (xpbd, semi_implicit, async: their own contact friction
+/// or none).
+FrictionModel DefaultFrictionModel(Discretization discretization, IntegratorKind integrator) {
+  const bool minimizes =
+      integrator == IntegratorKind::kBackwardEuler || integrator == IntegratorKind::kQuasiStatic;
+  return discretization == Discretization::kFem && minimizes ? FrictionModel::kPotential
+                                                             : FrictionModel::kAfterSolve;
+}
+
+/// solver.forcing: preconditioned for MPM (HOT), gradient with termination absolute (Gast's
+/// tau), characteristic_norm for FEM otherwise.
+Forcing DefaultForcing(bool mpm, Termination termination) {
+  if (mpm) return Forcing::kPreconditioned;
+  return termination == Termination::kAbsolute ? Forcing::kGradient : Forcing::kCharacteristicNorm;
+}
+
+/// solver.hessian_projection: none for quasi_static (the projection clips a bent beam's
+/// compressed modes and makes Newton converge linearly near equilibrium), element otherwise.
+HessianProjection DefaultHessianProjection(IntegratorKind integrator) {
+  return integrator == IntegratorKind::kQuasiStatic ? HessianProjection::kNone
+                                                    : HessianProjection::kElement;
+}
+
 // ============================================================================ solvers
 
 constexpr double kMpmCnEpsilon = 1e-7;  // HOT (Wang et al. 2020) Sec. 7.1
@@ -830,9 +862,9 @@ constexpr int kMpmWindow = 8;  // L-BFGS history, HOT (Wang et al. 2020) Sec. 7.
 const KeyTable* SolverKeys() {
   static const KeyTable table{
       "solver", "the per-step minimizer: defaults of its options (-newton_*, -lbfgs_*, -hot_*, -dot_*), which override them",
-      {Other("method", "choice", Default(SolverConfig{}.method), "newton, newton_mg, lbfgs, hot, dot", "the minimizer",
+      {Other("method", "choice", Default(SolverConfig{}.method), Join(ChoiceNames(MinimizerMethod{}), ", "), "the minimizer",
              "Gast et al. 2015; Li et al. 2019 (DOT); Wang et al. 2020 (HOT)"),
-       Choice("termination", Default(SolverConfig{}.termination), {"characteristic_norm", "absolute"},
+       Choice("termination", Default(SolverConfig{}.termination), ChoiceNames(Termination{}),
               "the convergence test: characteristic norm, or |g| < tau"),
        Number("cn_epsilon", Default(SolverConfig{}.cn_epsilon) + " (FEM), " + Default(kMpmCnEpsilon) + " (MPM)", kPositive, "characteristic-norm epsilon",
               "Li et al. 2019 (DOT), Sec. 6; Wang et al. 2020 (HOT), Sec. 7.1"),
@@ -846,7 +878,7 @@ const KeyTable* SolverKeys() {
        Number("forcing_sigma", Default(SolverConfig{}.forcing_sigma), kPositive, "CG relative tolerance min(1/2, sigma sqrt(max(|g|, floor)))",
               "Gast et al. 2015, Sec. 3.1"),
        Choice("forcing", "preconditioned (MPM), characteristic_norm (FEM), gradient (termination absolute)",
-              {"gradient", "characteristic_norm", "preconditioned"}, "what |g| in the forcing term measures",
+              ChoiceNames(Forcing{}), "what |g| in the forcing term measures",
               "Gast et al. 2015, Sec. 3.1; Wang et al. 2020 (HOT), Sec. 5.3"),
        Flag("best_of_two_guesses", Default(SolverConfig{}.best_of_two_guesses), "start each step from the better of two initial guesses", "Gast et al. 2015"),
        Integer("window", Default(SolverConfig{}.window) + " (FEM), " + Default(kMpmWindow) + " (MPM)", kPositiveInteger, "L-BFGS history size m",
@@ -859,13 +891,13 @@ const KeyTable* SolverKeys() {
                "Wang et al. 2020 (HOT), Sec. 7.1 (MPM); ours (FEM)"),
        Choice("mg_embedding", Default(SolverConfig{}.mg_embedding), {"linear", "quadratic"}, "prolongation by node embedding",
               "Wang et al. 2020 (HOT), Sec. 4"),
-       Choice("hessian_projection", "element (backward_euler), none (quasi_static)", {"element", "none"},
+       Choice("hessian_projection", "element (backward_euler), none (quasi_static)", ChoiceNames(HessianProjection{}),
               "FEM: the elastic Hessian Newton solves with: per-tet SPD projection, or the true tangent",
               "Teran et al. 2005")}};
   return &table;
 }
 
-SolverConfig ParseSolver(const Field& f, bool mpm) {
+SolverConfig ParseSolver(const Field& f, bool mpm, IntegratorKind integrator) {
   const MapView m(f, *SolverKeys());
   SolverConfig solver;
   if (mpm) {
@@ -873,8 +905,11 @@ SolverConfig ParseSolver(const Field& f, bool mpm) {
     solver.kappa = kMpmKappa;
     solver.window = kMpmWindow;
   }
-  // The minimizer factory checks the names (solvers/MinimizerFactory.hpp).
-  m.Read("method", solver.method);
+  // The message is the minimizer factory's for -solver_method (solvers/MinimizerFactory.hpp).
+  std::string method;
+  if (m.Read("method", method) && !FromString(method, &solver.method))
+    m.Get("method").Error("'" + method + "' is not a minimizer (" +
+                          Join(ChoiceNames(MinimizerMethod{}), ", ") + ")");
   m.Read("termination", solver.termination);
   m.Read("cn_epsilon", solver.cn_epsilon);
   m.Read("rigid_epsilon", solver.rigid_epsilon);
@@ -883,9 +918,7 @@ SolverConfig ParseSolver(const Field& f, bool mpm) {
   m.Read("kappa", solver.kappa);
   m.Read("step_clamp", solver.step_clamp);
   m.Read("forcing_sigma", solver.forcing_sigma);
-  m.Read("forcing", solver.forcing);
-  if (solver.forcing.empty())
-    solver.forcing = mpm ? "preconditioned" : solver.termination == "absolute" ? "gradient" : "characteristic_norm";
+  if (!m.Read("forcing", solver.forcing)) solver.forcing = DefaultForcing(mpm, solver.termination);
   m.Read("best_of_two_guesses", solver.best_of_two_guesses);
   m.Read("window", solver.window);
   m.Read("initializer", solver.initializer);
@@ -893,7 +926,8 @@ SolverConfig ParseSolver(const Field& f, bool mpm) {
   m.Read("mg_embedding", solver.mg_embedding);
   if (mpm && m.Has("hessian_projection"))
     m.Get("hessian_projection").Error("only FEM scenes (discretization: fem) take 'hessian_projection'");
-  m.Read("hessian_projection", solver.hessian_projection);
+  if (!m.Read("hessian_projection", solver.hessian_projection))
+    solver.hessian_projection = DefaultHessianProjection(integrator);
   return solver;
 }
 
@@ -1037,7 +1071,7 @@ const KeyTable* DampingKeys() {
 const KeyTable* FrictionKeys() {
   static const KeyTable table{
       "friction", "friction against the collision objects",
-      {Choice("model", "potential (FEM: backward_euler, quasi_static); after_solve otherwise", {"after_solve", "potential"},
+      {Choice("model", "potential (FEM: backward_euler, quasi_static); after_solve otherwise", ChoiceNames(FrictionModel{}),
               "Coulomb friction on the velocities after the solve, or IPC's lagged smoothed potential inside it",
               "Gast et al. 2015, Sec. 5.2; Li et al. 2020 (IPC), Sec. 5"),
        Number("epsilon_v", Default(FrictionConfig{}.epsilon_v), kPositive, "IPC's eps_v, m/s: tangential speeds below it count as static",
@@ -1063,7 +1097,7 @@ const KeyTable* XpbdKeys() {
        Integer("iterations", Default(XpbdConfig{}.iterations), kPositiveInteger, "constraint passes per substep", "Macklin et al. 2019, Alg. 1"),
        Number("max_depenetration_speed", Default(XpbdConfig{}.max_depenetration_speed), kPositive,
               "v_max, m/s, the depenetration speed limit of contacts", "Macklin et al. 2019, Sec. 4.2"),
-       Choice("order", Default(XpbdConfig{}.order), {"coloring", "jacobi"},
+       Choice("order", Default(XpbdConfig{}.order), ChoiceNames(XpbdOrder{}),
               "tet meshes: Gauss-Seidel by color, or Jacobi with averaged corrections", "Macklin et al. 2014, Sec. 4.2")}};
   return &table;
 }
@@ -1075,7 +1109,7 @@ const KeyTable* AsyncKeys() {
                "Schroeder et al. 2010, Sec. 4"),
        Number("epsilon", Default(AsyncConfig{}.epsilon), Range{0.0, 1.0}, "force distribution epsilon P f + (1 - epsilon) f",
               "Schroeder et al. 2010, Sec. 5"),
-       Choice("coupling", Default(AsyncConfig{}.coupling), {"frame", "paper"},
+       Choice("coupling", Default(AsyncConfig{}.coupling), ChoiceNames(AsyncCoupling{}),
               "the interior's step at the frame boundary: one implicit step, or the paper's coupled last substep",
               "Schroeder et al. 2010, Sec. 4.3")}};
   return &table;
@@ -1112,9 +1146,9 @@ const KeyTable* SceneKeys() {
       "", "a scene: everything a run needs (SI units)",
       {Text("name", "the file's stem", "names the output files and the default folder").Allowing("[A-Za-z0-9._-]+, not starting with '.'"),
        Vector("gravity", Default(SceneConfig{}.gravity), "m/s^2"),
-       Other("integrator", "choice", Default(SceneConfig{}.integrator), "backward_euler, quasi_static, xpbd, semi_implicit, async",
+       Other("integrator", "choice", Default(SceneConfig{}.integrator), Join(ChoiceNames(IntegratorKind{}), ", "),
              "the time integrator"),
-       Choice("discretization", Default(SceneConfig{}.discretization), {"fem", "mpm", "particles"}, "tet meshes, MPM particles, or chains and cloths"),
+       Choice("discretization", Default(SceneConfig{}.discretization), ChoiceNames(Discretization{}), "tet meshes, MPM particles, or chains and cloths"),
        Other("mpm", "map", "", "", "the MPM grid and particles").Sub(MpmKeys),
        Other("time", "map", "required", "", "time stepping").Sub(TimeKeys),
        Other("bodies", "sequence of maps", "required (FEM, MPM)", "", "the bodies").Sub(BodyKeys),
@@ -1141,17 +1175,6 @@ const KeyTable* SceneKeys() {
 }
 
 /// A string, or a sequence of strings joined by spaces.
-/// The friction model a scene gets without friction.model: "potential" for FEM under the
-/// integrators that minimize an incremental potential (backward_euler, quasi_static): a
-/// body on a slope with mu > tan theta holds at every step size, which after the solve it
-/// does not (docs/methods/friction.md); "after_solve" for MPM (friction on the slip nodes
-/// after the solve) and for the integrators that take no friction potential (xpbd,
-/// semi_implicit, async: their own contact friction or none).
-std::string DefaultFrictionModel(const std::string& discretization, const std::string& integrator) {
-  const bool minimizes = integrator == "backward_euler" || integrator == "quasi_static";
-  return discretization == "fem" && minimizes ? "potential" : "after_solve";
-}
-
 std::string ParsePetscOptions(const Field& f) {
   if (!f.node().IsDefined()) return "";
   if (f.node().IsScalar()) return f.node().Scalar();
@@ -1176,17 +1199,19 @@ SceneConfig ParseScene(const Field& root, const std::string& path) {
                      "', which is not " + safe_name + "; give the scene a name: key");
   }
   m.Read("gravity", scene.gravity);
-  // The integrator factory checks the name (integrators/IntegratorFactory.hpp).
-  m.Read("integrator", scene.integrator);
+  std::string integrator = ToString(scene.integrator);
+  m.Read("integrator", integrator);
   m.Read("discretization", scene.discretization);
-  const bool mpm = scene.discretization == "mpm";
+  if (!FromString(integrator, &scene.integrator))
+    m.Get("integrator").Error(UnavailableIntegrator(integrator, scene.discretization));
+  const bool mpm = scene.discretization == Discretization::kMpm;
   MpmOnlyKeys(mpm, m, {"mpm"});
   if (mpm) scene.mpm = ParseMpm(m.Require("mpm"));
   scene.time = ParseTime(m.Require("time"));
 
   const std::string scene_folder = fs::path(path).parent_path().string();
   // Particle scenes hold chains, cloths and collision objects; the others bodies.
-  const bool particles = scene.discretization == "particles";
+  const bool particles = scene.discretization == Discretization::kParticles;
   for (const char* key : {"bodies", "boundary_conditions"})
     if (particles && m.Has(key))
       m.Get(key).Error(std::string("particle scenes (discretization: particles) take 'chains' "
@@ -1227,18 +1252,16 @@ SceneConfig ParseScene(const Field& root, const std::string& path) {
       });
   scene.collision_objects = ParseList<CollisionObjectConfig>(
       m.Get("collision_objects"),
-      [&](const Field& item, std::size_t) { return ParseCollisionObject(item, mpm, scene.integrator); });
+      [&](const Field& item, std::size_t) { return ParseCollisionObject(item, mpm); });
   const TimeFunctions time_functions = ParseTimeFunctions(m.Get("time_functions"));
   scene.loads = ParseList<LoadConfig>(m.Get("loads"), [&](const Field& item, std::size_t i) {
     return ParseLoad(item, i, body_names, time_functions, mpm);
   });
   if (m.Has("gravity_time_function"))
     scene.gravity_time_function = ReadTimeFunction(m.Get("gravity_time_function"), time_functions);
-  scene.solver = ParseSolver(m.Get("solver"), mpm);
+  scene.solver = ParseSolver(m.Get("solver"), mpm, scene.integrator);
   // DOT's subdomains are sets of tets: an MPM grid has none.
   if (mpm && m.Has("dot")) m.Get("dot").Error("only FEM scenes (discretization: fem) take 'dot'");
-  if (mpm && scene.solver.method == "dot")
-    m.Get("solver").Child("method").Error("'dot' needs a tet mesh: only FEM scenes (discretization: fem) take it");
   scene.solver.dot = ParseDot(m.Get("dot"));
   scene.solver.scene_path = path;
   MapView(m.Get("damping"), *DampingKeys()).Read("stiffness_beta", scene.damping.stiffness_beta);
@@ -1270,16 +1293,6 @@ SceneConfig ParseScene(const Field& root, const std::string& path) {
   self_contact.Read("stiffness", scene.self_contact.stiffness);
   self_contact.Read("line_search_guard", scene.self_contact.line_search_guard);
   self_contact.Read("friction", scene.self_contact.friction);
-  // Constraint collisions (fem/ConstraintCollisions.hpp) live in backward Euler's
-  // minimization, whose Hessian pattern they keep; self-contact adds nonzeros outside it.
-  for (std::size_t i = 0; i < scene.collision_objects.size(); ++i) {
-    if (scene.collision_objects[i].method != "constraint") continue;
-    const Field method = m.Get("collision_objects").Items()[i].Child("method");
-    if (scene.integrator != "backward_euler")
-      method.Error("'constraint' needs integrator: backward_euler (got '" + scene.integrator + "')");
-    if (scene.self_contact.enabled)
-      method.Error("'constraint' cannot be combined with self_contact.enabled: true (use 'penalty')");
-  }
   const MapView output(m.Get("output"), *OutputKeys());
   scene.output.directory = "out/" + scene.name;
   output.Read("directory", scene.output.directory);
@@ -1288,6 +1301,7 @@ SceneConfig ParseScene(const Field& root, const std::string& path) {
   output.Read("checkpoint_every_seconds", scene.output.checkpoint_every_seconds);
   output.Read("checkpoints_kept", scene.output.checkpoints_kept);
   scene.petsc_options = ParsePetscOptions(m.Get("petsc_options"));
+  CheckCombinations(scene);
   return scene;
 }
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/Types.hpp"
+#include "io/SceneChoices.hpp"
 #include "io/SceneKeys.hpp"
 
 namespace optistep {
@@ -189,17 +190,17 @@ struct CollisionObjectConfig {
   double hole_radius = 0.0;    ///< kBoxWithHole: m, > 0, the hole inside the box's section
   double stiffness = 1e5;      ///< k, 1/(m s^2): energy per unit mass per m^3 penetration
   double friction = 0.0;       ///< Coulomb coefficient mu >= 0
-  /// FEM: "penalty" (the energy k m max(-phi, 0)^3, Gast et al. 2015 Sec. 5.2) or
-  /// "constraint" (phi >= 0 held by gradient projection, Sec. 3.2 and 5.1;
+  /// FEM: penalty (the energy k m max(-phi, 0)^3, Gast et al. 2015 Sec. 5.2) or
+  /// constraint (phi >= 0 held by gradient projection, Sec. 3.2 and 5.1;
   /// fem/ConstraintCollisions.hpp).
-  std::string method = "penalty";
+  CollisionMethod method = CollisionMethod::kPenalty;
   /// FEM: contact damping ratio zeta >= 0 (dimensionless), the penalty spring's dashpot as
   /// a fraction of its critical damping (fem/ContactDamping.hpp); 0: undamped.
   double damping = 0.0;
-  /// MPM grid-node projection at the object: "sticky" zeroes the node's velocity relative
-  /// to the object, "slip" removes only its inward normal part. Read in FEM scenes too,
+  /// MPM grid-node projection at the object: sticky zeroes the node's velocity relative
+  /// to the object, slip removes only its inward normal part. Read in FEM scenes too,
   /// and ignored there.
-  std::string boundary = "sticky";
+  GridBoundary boundary = GridBoundary::kSticky;
   /// Scripted rigid motion of the object, same segments as a boundary condition's;
   /// empty: the object stays put.
   std::vector<MotionSegmentConfig> motion;
@@ -283,9 +284,9 @@ struct DotConfig {
 /// docs/user/solver-options.md), which override them.
 struct SolverConfig {
   /// newton | newton_mg | lbfgs | hot | dot (src/solvers/MinimizerFactory.hpp)
-  std::string method = "newton";
-  /// Termination: "characteristic_norm" (default) or "absolute" (Gast's tau).
-  std::string termination = "characteristic_norm";
+  MinimizerMethod method = MinimizerMethod::kNewton;
+  /// Termination: characteristic_norm (default) or absolute (Gast's tau).
+  Termination termination = Termination::kCharacteristicNorm;
   /// Characteristic-norm epsilon. When the scene does not give it: 1e-5 for FEM (DOT, Li
   /// et al. 2019, Sec. 6; the value here), 1e-7 for MPM (HOT, Wang et al. 2020, Sec. 7.1).
   double cn_epsilon = 1e-5;
@@ -300,20 +301,22 @@ struct SolverConfig {
   double kappa = 1e-2;        ///< downhill check (Gast Sec. 3.1); MPM: 1e-5 (HOT's code)
   double step_clamp = 1e3;    ///< l, largest step length (m) (Gast Sec. 3.1)
   double forcing_sigma = 1.0; ///< CG rel. tol = min(1/2, sigma sqrt(max(|g|, floor)))
-  /// What |g| in the forcing term measures: "gradient" (the Euclidean norm, floor tau;
-  /// Gast Sec. 3.1), "characteristic_norm" (eps times the CN residual, floor eps: the
-  /// gradient in characteristic-force units) or "preconditioned" (sqrt(g^T B g) with B
+  /// What |g| in the forcing term measures: gradient (the Euclidean norm, floor tau;
+  /// Gast Sec. 3.1), characteristic_norm (eps times the CN residual, floor eps: the
+  /// gradient in characteristic-force units) or preconditioned (sqrt(g^T B g) with B
   /// the preconditioner, floor the norm of the CN tolerances; HOT, Wang et al. 2020, Sec.
-  /// 5.3 and its reference code's inexact CG). Empty: "preconditioned" for MPM,
-  /// "characteristic_norm" for FEM with CN termination, "gradient" with "absolute".
-  std::string forcing;
+  /// 5.3 and its reference code's inexact CG). Without the key (DefaultForcing in
+  /// io/SceneConfig.cpp): preconditioned for MPM, characteristic_norm for FEM with CN
+  /// termination, gradient with absolute.
+  Forcing forcing = Forcing::kCharacteristicNorm;
   bool best_of_two_guesses = true;
-  /// FEM: the elastic Hessian Newton solves with: "element" (each tet's dP/dF projected
-  /// to SPD, Teran et al. 2005) or "none" (the true tangent; CG's early exit on
+  /// FEM: the elastic Hessian Newton solves with: element (each tet's dP/dF projected
+  /// to SPD, Teran et al. 2005) or none (the true tangent; CG's early exit on
   /// indefiniteness and the downhill check, Gast Sec. 3.1, keep directions downhill).
-  /// Empty: "element" for backward_euler, "none" for quasi_static (the projection clips a
-  /// bent beam's compressed modes and makes Newton converge linearly near equilibrium).
-  std::string hessian_projection;
+  /// Without the key (DefaultHessianProjection in io/SceneConfig.cpp): element for
+  /// backward_euler, none for quasi_static (the projection clips a bent beam's compressed
+  /// modes and makes Newton converge linearly near equilibrium).
+  HessianProjection hessian_projection = HessianProjection::kElement;
   /// L-BFGS history size m: 5 for FEM (DOT's code), 8 for MPM (HOT, Wang et al. 2020, Sec.
   /// 7.1) when the scene does not give it.
   int window = 5;
@@ -353,13 +356,13 @@ struct AsyncConfig {
   /// epsilon P f + (1 - epsilon) f, P the mass-symmetric projection onto rigid motions;
   /// in [0, 1] (0: off, 1: the region moves rigidly), 0.5 as in the paper's examples.
   double epsilon = 0.5;
-  /// How the interior's forces enter at the frame boundary: "frame" (integrators/FemAsync:
+  /// How the interior's forces enter at the frame boundary: frame (integrators/FemAsync:
   /// one implicit step of the interior tets over the whole step after the substeps; exact
-  /// free fall) or "paper" (the last substep is the coupled step of Sec. 4.3: interior
+  /// free fall) or paper (the last substep is the coupled step of Sec. 4.3: interior
   /// forces scaled by alpha = (2 Dt - h) / h in an implicit position update, velocity
   /// averaging and the interior-only nodes placed from the step's start;
   /// docs/methods/async.md).
-  std::string coupling = "frame";
+  AsyncCoupling coupling = AsyncCoupling::kFrame;
 };
 
 /// The MPM discretization (top-level key `mpm`, required exactly when discretization is
@@ -446,10 +449,10 @@ struct XpbdConfig {
   /// that starts a substep at depth d out to phi = -d + v_max dt_s at most. The paper names
   /// v_max but (as we read it) gives no value: off (infinity) unless set.
   double max_depenetration_speed = std::numeric_limits<double>::infinity();
-  /// Tet-constraint order (integrators/FemXpbd.hpp): "coloring" (Gauss-Seidel by color, the
-  /// default) or "jacobi" (every tet from the same positions, corrections averaged per node:
+  /// Tet-constraint order (integrators/FemXpbd.hpp): coloring (Gauss-Seidel by color, the
+  /// default) or jacobi (every tet from the same positions, corrections averaged per node:
   /// the paper's GPU variant; Macklin et al. 2014, "Unified Particle Physics", Sec. 4.2).
-  std::string order = "coloring";
+  XpbdOrder order = XpbdOrder::kColoring;
 };
 
 struct OutputConfig {
@@ -464,9 +467,9 @@ struct OutputConfig {
 };
 
 /// Friction against the collision objects (top-level key `friction`). model
-/// "after_solve": Coulomb friction on the velocities after a frictionless solve (Gast et
+/// after_solve: Coulomb friction on the velocities after a frictionless solve (Gast et
 /// al. 2015 Sec. 5.2; MPM: on the slip nodes, bounded by the normal impulse);
-/// "potential": IPC's lagged, smoothed dissipative potential inside the minimization (Li
+/// potential: IPC's lagged, smoothed dissipative potential inside the minimization (Li
 /// et al. 2020, Sec. 5; fem/FrictionPotential.hpp, and for MPM on the slip nodes,
 /// mpm/MpmIncrementalPotential::SetFrictionPotential). Without the key the parser takes
 /// "potential" for FEM under backward_euler and quasi_static (a body on a slope with
@@ -474,7 +477,7 @@ struct OutputConfig {
 /// "after_solve" for MPM and the other integrators (DefaultFrictionModel in
 /// io/SceneConfig.cpp).
 struct FrictionConfig {
-  std::string model = "after_solve";  ///< a parsed scene's value replaces it (above)
+  FrictionModel model = FrictionModel::kAfterSolve;  ///< a parsed scene's value replaces it (above)
   /// IPC's eps_v (m/s, > 0): tangential speeds below it count as static (IPC Sec. 5.2,
   /// eq. 14-15, where eps_v is in velocity units and the mollifier's width is eps_v h).
   /// 1e-3 m/s, the order of IPC's examples as we recall them (the exact sentence of the
@@ -510,8 +513,8 @@ struct SceneConfig {
   std::string name;
   std::string text;        ///< the file's text; with --set, the overridden tree re-emitted
   Vec3 gravity = Vec3(0.0, -9.81, 0.0);  ///< m/s^2
-  std::string integrator = "backward_euler";
-  std::string discretization = "fem";  ///< fem | mpm | particles (chains, under xpbd)
+  IntegratorKind integrator = IntegratorKind::kBackwardEuler;
+  Discretization discretization = Discretization::kFem;  ///< fem | mpm | particles (chains, under xpbd)
   MpmConfig mpm;                       ///< read only when discretization is "mpm"
   TimeConfig time;
   std::vector<BodyConfig> bodies;

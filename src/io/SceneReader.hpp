@@ -16,9 +16,11 @@
 #include <cstddef>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/Types.hpp"
+#include "io/SceneChoices.hpp"
 #include "io/SceneKeys.hpp"
 
 namespace optistep {
@@ -112,6 +114,11 @@ class MapView {
   static void ReadAsDeclared(const Key& key, const Field& f, bool& out);
   static void ReadAsDeclared(const Key& key, const Field& f, std::string& out);
   static void ReadAsDeclared(const Key& key, const Field& f, Vec3& out);
+  /// A closed choice (io/SceneChoices.hpp): the value of the name, one of ChoiceNames.
+  template <class Choice, std::enable_if_t<std::is_enum_v<Choice>, int> = 0>
+  static void ReadAsDeclared(const Key&, const Field& f, Choice& out) {
+    out = static_cast<Choice>(f.ToChoice(ChoiceNames(Choice{})));
+  }
 
   Field self_;
   const KeyTable* table_;

@@ -55,7 +55,7 @@ std::vector<MotionSegmentConfig> WithCenters(const CollisionObjectConfig& c) {
 }  // namespace
 
 CollisionObject::CollisionObject(const CollisionObjectConfig& config)
-    : c_(config), constraint_(config.method == "constraint"), motion_(WithCenters(config)) {}
+    : c_(config), constraint_(config.method == CollisionMethod::kConstraint), motion_(WithCenters(config)) {}
 
 void CollisionObject::Frame(double t, Mat3* R, Vec3* o) const {
   *o = motion_.Position(Vec3::Zero(), t);

@@ -41,9 +41,9 @@ class CollisionObject {
   /// damping. The outward normal goes to *normal.
   double DampingCoefficient(const Vec3& x, double mass, Vec3* normal) const;
   double friction() const { return c_.friction; }
-  /// MPM: grid nodes at the object take its velocity ("sticky") rather than losing only
-  /// their inward normal part ("slip").
-  bool sticky() const { return c_.boundary == "sticky"; }
+  /// MPM: grid nodes at the object take its velocity (sticky) rather than losing only
+  /// their inward normal part (slip).
+  bool sticky() const { return c_.boundary == GridBoundary::kSticky; }
   const CollisionObjectConfig& config() const { return c_; }
   /// method: constraint (fem/ConstraintCollisions.hpp): phi >= 0 is held by gradient
   /// projection, and Penalty and NormalForce are 0.

@@ -8,7 +8,7 @@
 namespace optistep {
 
 ConvergenceTest::ConvergenceTest(const SolverConfig& config)
-    : use_cn_(config.termination == "characteristic_norm"),
+    : use_cn_(config.termination == Termination::kCharacteristicNorm),
       cn_epsilon_(config.cn_epsilon),
       rigid_epsilon_(config.rigid_epsilon),
       tau_(config.tau) {}

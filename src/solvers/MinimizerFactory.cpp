@@ -33,33 +33,33 @@ std::string KnownNames() {
 }  // namespace
 
 const std::vector<std::string>& MinimizerTypes() {
-  static const std::vector<std::string> types = {"newton", "newton_mg", "lbfgs", "hot", "dot"};
-  return types;
+  return ChoiceNames(MinimizerMethod{});
 }
 
 std::unique_ptr<Minimizer> CreateMinimizer(MPI_Comm comm, const SolverConfig& config,
                                            const MinimizerDefaults& defaults,
                                            const std::string& scene_path) {
-  std::string method = config.method;
+  std::string name = ToString(config.method);
   PetscBool set = PETSC_FALSE;
-  OPTISTEP_PETSC(ReadMethodOption(comm, &method, &set));
-  // Where the name came from, for the messages: the option or the scene key.
+  OPTISTEP_PETSC(ReadMethodOption(comm, &name, &set));
+  // Where the name came from, for the messages: the option or the scene key (which the
+  // scene reader has checked).
   const std::string source = set ? std::string("-solver_method") : scene_path + ": solver.method";
-  const auto& known = MinimizerTypes();
-  if (std::find(known.begin(), known.end(), method) == known.end())
-    throw InputError(source + ": '" + method + "' is not a minimizer (" + KnownNames() + ")");
-  if (method == "hot" && !defaults.grid)
+  MinimizerMethod method = config.method;
+  if (!FromString(name, &method))
+    throw InputError(source + ": '" + name + "' is not a minimizer (" + KnownNames() + ")");
+  if (method == MinimizerMethod::kHot && !defaults.grid)
     throw InputError(source + ": 'hot' needs the MPM grid (its multigrid embeds grid nodes); expected "
                      "discretization: mpm (on a tet mesh: newton_mg, or lbfgs with solver.initializer: vcycle)");
-  if (method == "dot" && defaults.grid)
+  if (method == MinimizerMethod::kDot && defaults.grid)
     throw InputError(source + ": 'dot' needs a tet mesh (its subdomains are sets of tets); "
                      "expected discretization: fem");
   std::unique_ptr<Minimizer> minimizer;
-  if (method == "lbfgs")
+  if (method == MinimizerMethod::kLbfgs)
     minimizer = std::make_unique<LbfgsMinimizer>(comm, config, defaults, LbfgsMethod::Lbfgs(config));
-  else if (method == "hot")
+  else if (method == MinimizerMethod::kHot)
     minimizer = std::make_unique<LbfgsMinimizer>(comm, config, defaults, LbfgsMethod::Hot(config));
-  else if (method == "dot")
+  else if (method == MinimizerMethod::kDot)
     minimizer = std::make_unique<LbfgsMinimizer>(comm, config, defaults, LbfgsMethod::Dot());
   else
     minimizer = std::make_unique<NewtonMinimizer>(comm, config, defaults, method);

@@ -10,7 +10,7 @@ namespace optistep {
 const Phase kLinearSolvePhase("LinearSolve");
 
 NewtonMinimizer::NewtonMinimizer(MPI_Comm comm, const SolverConfig& config,
-                                 const MinimizerDefaults& defaults, const std::string& type)
+                                 const MinimizerDefaults& defaults, MinimizerMethod type)
     : Minimizer(comm, "newton_", "Projected Newton, PN-PCG (Gast et al. 2015, Sec. 3.1)", config),
       type_(type),
       defaults_(defaults),
@@ -32,13 +32,13 @@ PetscErrorCode NewtonMinimizer::AddOptions(PetscOptionItems* PetscOptionsObject)
   PetscCall(PetscOptionsReal("-forcing_sigma", "sigma of the CG forcing term min(1/2, sigma sqrt(max(|g|, "
                              "floor))) (scene: solver.forcing_sigma)",
                              "", forcing_sigma_, &forcing_sigma_, nullptr));
-  const char* const kForcings[] = {"gradient", "characteristic_norm", "preconditioned"};
-  PetscInt forcing = 0;
-  while (forcing < 2 && forcing_ != kForcings[forcing]) ++forcing;
+  const std::vector<std::string>& names = ChoiceNames(Forcing{});
+  const char* const kForcings[] = {names[0].c_str(), names[1].c_str(), names[2].c_str()};
+  PetscInt forcing = static_cast<PetscInt>(forcing_);
   PetscCall(PetscOptionsEList("-forcing", "What |g| in the forcing term measures (Gast Sec. 3.1; HOT "
                               "Sec. 5.3) (scene: solver.forcing)",
                               "", kForcings, 3, kForcings[forcing], &forcing, nullptr));
-  forcing_ = kForcings[forcing];
+  forcing_ = static_cast<Forcing>(forcing);
   if (!(kappa_ > 0.0 && kappa_ < 1.0)) throw InputError("-kappa: expected a number in (0, 1)");
   if (!(step_clamp_ > 0.0)) throw InputError("-step_clamp: expected a positive number");
   if (!(forcing_sigma_ > 0.0)) throw InputError("-forcing_sigma: expected a positive number");
@@ -51,7 +51,7 @@ void NewtonMinimizer::SetUpObjects() {
   tet_multigrid_.reset();
   // The grid multigrid's defaults go on the PC before the options are read: decide now
   // whether the PC will be mg.
-  std::string pc_type = type_ == "newton_mg" ? PCMG : defaults_.pc;
+  std::string pc_type = type_ == MinimizerMethod::kNewtonMg ? PCMG : defaults_.pc;
   char given[64] = "";
   PetscBool set = PETSC_FALSE;
   OPTISTEP_PETSC(PetscOptionsGetString(nullptr, prefix_.c_str(), "-pc_type", given, sizeof given, &set));
@@ -84,7 +84,7 @@ void NewtonMinimizer::SetUpObjects() {
     // "natural" norm (other Krylov methods keep their own).
     PetscBool is_cg = PETSC_FALSE;
     PetscCall(PetscObjectTypeCompare(reinterpret_cast<PetscObject>(ksp_), KSPCG, &is_cg));
-    if (forcing_ == "preconditioned" && is_cg) PetscCall(KSPSetNormType(ksp_, KSP_NORM_NATURAL));
+    if (forcing_ == Forcing::kPreconditioned && is_cg) PetscCall(KSPSetNormType(ksp_, KSP_NORM_NATURAL));
     return PetscErrorCode(0);
   });
   AbandonableKrylov(ksp_);
@@ -93,7 +93,7 @@ void NewtonMinimizer::SetUpObjects() {
 void NewtonMinimizer::ViewMethod(PetscViewer viewer) const {
   OPTISTEP_PETSC(PetscViewerASCIIPrintf(viewer,
                                         "kappa %g, step clamp %g, forcing %s (sigma %g), default PC %s\n",
-                                        kappa_, step_clamp_, forcing_.c_str(), forcing_sigma_,
+                                        kappa_, step_clamp_, ToString(forcing_).c_str(), forcing_sigma_,
                                         defaults_.pc.c_str()));
   if (multigrid_) multigrid_->View(viewer);
   if (tet_multigrid_) tet_multigrid_->View(viewer);
@@ -105,10 +105,10 @@ double NewtonMinimizer::ForcingTerm(Vec g, double gnorm, double cn, double toler
   // eta = min(1/2, sigma sqrt(max(measure, floor))) (Gast Sec. 3.1), with |g| measured as
   // solver.forcing says (see SolverConfig::forcing).
   double measure = gnorm, floor = termination_.tau();
-  if (forcing_ == "characteristic_norm") {
+  if (forcing_ == Forcing::kCharacteristicNorm) {
     measure = termination_.epsilon() * cn;
     floor = termination_.epsilon();
-  } else if (forcing_ == "preconditioned") {
+  } else if (forcing_ == Forcing::kPreconditioned) {
     // HOT Sec. 5.3: |g|_B = sqrt(g^T B g), the CG residual norm at the start (the CG
     // norm type is "natural"), floored by the norm of the node-wise CN tolerances.
     PC pc = nullptr;
@@ -136,7 +136,7 @@ SolveReport NewtonMinimizer::Minimize(IncrementalPotential& potential, Vec u) {
   termination_.SetUp(potential, u);
   // The preconditioned forcing term's floor; sticky nodes carry an infinite tolerance and
   // do not count towards it.
-  const double tolerance_norm = forcing_ == "preconditioned" ? termination_.ToleranceNorm() : 0.0;
+  const double tolerance_norm = forcing_ == Forcing::kPreconditioned ? termination_.ToleranceNorm() : 0.0;
   line_search_.SetPotential(&potential);
 
   // Constraint collisions (Gast Sec. 3.2): every iterate projected, its active set

@@ -30,13 +30,13 @@ class NewtonMinimizer : public Minimizer {
  public:
   /// Collective on comm: Create. Defaults come from the scene's solver block and the
   /// discretization's defaults; call SetFromOptions and SetUp before Minimize. type:
-  /// "newton" or "newton_mg" (the name; newton_mg's default PC is the grid multigrid, on a
-  /// tet mesh the embedded-grid one).
+  /// kNewton or kNewtonMg (newton_mg's default PC is the grid multigrid, on a tet mesh the
+  /// embedded-grid one).
   NewtonMinimizer(MPI_Comm comm, const SolverConfig& config, const MinimizerDefaults& defaults,
-                  const std::string& type = "newton");
+                  MinimizerMethod type = MinimizerMethod::kNewton);
   ~NewtonMinimizer() override;
 
-  const char* Type() const override { return type_.c_str(); }
+  const char* Type() const override { return ToString(type_).c_str(); }
   const char* HessianType() const override { return multigrid_ ? MATBAIJ : tet_multigrid_ ? MATAIJ : nullptr; }
   SolveReport Minimize(IncrementalPotential& potential, Vec u) override;
 
@@ -48,7 +48,7 @@ class NewtonMinimizer : public Minimizer {
   /// KSPSetOperators), per forcing_; scratch is a vector of g's layout that is overwritten.
   double ForcingTerm(Vec g, double gnorm, double cn, double tolerance_norm, Vec scratch);
 
-  std::string type_;
+  MinimizerMethod type_;
   MinimizerDefaults defaults_;
   SolverConfig config_;
   /// The grid multigrid when the PC type is mg on an MPM grid.
@@ -58,7 +58,7 @@ class NewtonMinimizer : public Minimizer {
   double kappa_;
   double step_clamp_;
   double forcing_sigma_;
-  std::string forcing_;
+  Forcing forcing_;
   KSP ksp_ = nullptr;
 };
 
