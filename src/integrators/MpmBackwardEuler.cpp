@@ -96,8 +96,9 @@ SolveReport MpmBackwardEuler::TryStep(double dt) {
     mpm::AddNodalParticleForces(scene_, model_.particle_forces, domain_, step, t_ + dt, &f);
     potential.SetNodalForces(std::move(f));
   }
-  Vec dv = potential.CreateVector(), guess = nullptr;
+  Vec dv = potential.CreateVector(), guess = nullptr, bounded = nullptr;
   OPTISTEP_PETSC(VecDuplicate(dv, &guess));
+  OPTISTEP_PETSC(VecDuplicate(dv, &bounded));
   potential.InitialGuess(dv, false);
   potential.InitialGuess(guess, true);
   TakeBetterStart(potential, dv, guess);
@@ -108,10 +109,15 @@ SolveReport MpmBackwardEuler::TryStep(double dt) {
   // in a step without a slip node with friction (a body in flight).
   if (scene_.friction.model == FrictionModel::kPotential && potential.HasSlipFriction()) {
     report = LaggedFrictionSolves(potential, dv, scene_.friction.lagged_updates, report, [&] {
-      potential.SetFrictionPotential(potential.NormalImpulses(dv), scene_.friction.epsilon_v);
-      // Also from dv = 0 on the free components: a body that sticks starts in the stiff
-      // static regime of f_0 instead of reaching it by line-search cuts from the slide.
+      const std::vector<double> normal_impulse = potential.NormalImpulses(dv);
+      potential.SetFrictionPotential(normal_impulse, scene_.friction.epsilon_v);
+      // Also from the Coulomb bound after the solve applied to that solve's result, and
+      // from dv = 0 on the free components: nodes that stop start in the stiff static
+      // regime of f_0 instead of reaching it by line-search cuts from the slide.
+      OPTISTEP_PETSC(VecCopy(dv, bounded));
+      potential.ApplyCoulombBound(normal_impulse, bounded);
       potential.InitialGuess(guess, false);
+      TakeBetterStart(potential, guess, bounded);
       TakeBetterStart(potential, dv, guess);
     });
   }
@@ -158,6 +164,7 @@ SolveReport MpmBackwardEuler::TryStep(double dt) {
   }
   VecDestroy(&dv);
   VecDestroy(&guess);
+  VecDestroy(&bounded);
   return report;
 }
 

@@ -641,18 +641,33 @@ void MpmIncrementalPotential::NewGridVelocities(Vec dv, std::vector<double>* v_n
   LoadVelocities(dv);
   *v_new = v_work_;
   for (std::size_t i = 0; i < constraints_.size() && friction; ++i) {
-    const NodeConstraint& c = constraints_[i];
-    if (c.kind != Kind::kSlip || c.friction <= 0.0) continue;
-    // Coulomb friction after the solve (Gast Sec. 5.2): the tangential relative velocity
-    // falls by at most mu dv_n, and stops rather than reverses.
     Eigen::Map<Vec3> v(v_new->data() + 3 * i);
-    const Vec3 rel = v - c.velocity;
-    const Vec3 normal_part = c.normal.dot(rel) * c.normal;
-    const Vec3 tangential = rel - normal_part;
-    const double speed = tangential.norm();
-    const double keep = speed > 0.0 ? 1.0 - CoulombStoppedFraction(c.friction * normal_impulse[i], speed) : 0.0;
-    v = c.velocity + normal_part + keep * tangential;
+    v = CoulombBound(constraints_[i], normal_impulse[i], v);
   }
+}
+
+Vec3 MpmIncrementalPotential::CoulombBound(const NodeConstraint& c, double normal_impulse, const Vec3& v) {
+  if (c.kind != Kind::kSlip || c.friction <= 0.0) return v;
+  // Coulomb friction after the solve (Gast Sec. 5.2): the tangential relative velocity
+  // falls by at most mu dv_n, and stops rather than reverses.
+  const Vec3 rel = v - c.velocity;
+  const Vec3 normal_part = c.normal.dot(rel) * c.normal;
+  const Vec3 tangential = rel - normal_part;
+  const double speed = tangential.norm();
+  const double keep = speed > 0.0 ? 1.0 - CoulombStoppedFraction(c.friction * normal_impulse, speed) : 0.0;
+  return c.velocity + normal_part + keep * tangential;
+}
+
+void MpmIncrementalPotential::ApplyCoulombBound(const std::vector<double>& normal_impulse, Vec dv) const {
+  PetscScalar* a = nullptr;
+  OPTISTEP_PETSC(VecGetArray(dv, &a));
+  for (std::size_t k = 0; k < step_.owned_nodes.size(); ++k) {
+    const int i = step_.owned_nodes[k];
+    const Vec3 v_old(step_.grid.v[3 * i], step_.grid.v[3 * i + 1], step_.grid.v[3 * i + 2]);
+    Eigen::Map<Vec3> dv_i(a + 3 * k);
+    dv_i = CoulombBound(constraints_[i], normal_impulse[i], v_old + dv_i) - v_old;
+  }
+  OPTISTEP_PETSC(VecRestoreArray(dv, &a));
 }
 
 }  // namespace optistep::mpm

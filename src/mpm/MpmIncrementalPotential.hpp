@@ -80,6 +80,11 @@ class MpmIncrementalPotential : public IncrementalPotential {
   /// lagged normal impulse per unit mass dv_n (NormalImpulses, m/s) and f_0's width
   /// epsilon_v (m/s); NewGridVelocities then applies no friction.
   void SetFrictionPotential(const std::vector<double>& normal_impulse, double epsilon_v);
+  /// Rank-local: applies to dv (the step's unknowns, m/s) on the owned slip nodes with
+  /// friction the Coulomb bound that NewGridVelocities applies after the solve, with the
+  /// normal impulses per unit mass `normal_impulse` (NormalImpulses): a start for the
+  /// friction potential's solve whose stopped nodes lie in f_0's static zone.
+  void ApplyCoulombBound(const std::vector<double>& normal_impulse, Vec dv) const;
 
   /// External nodal forces f_i (N, 3 per local grid node; mpm/MpmLoads.hpp): E gains
   /// -dt sum_i f_i . dv_i over owned nodes. Rank-local; none by default.
@@ -146,6 +151,11 @@ class MpmIncrementalPotential : public IncrementalPotential {
   /// Rank-local: the friction term of local grid node i at v_work_ (energy; gradient and
   /// Hessian added when non-null), 0 without friction there.
   double FrictionTerm(int i, Vec3* gradient, Mat3* hessian) const;
+  /// Coulomb friction after the solve on the velocity v (m/s) of a node with constraint c
+  /// and normal impulse per unit mass dv_n (m/s; Gast Sec. 5.2): the tangential velocity
+  /// relative to the object falls by at most mu dv_n and stops rather than reverses; v
+  /// unchanged unless c is a slip constraint with friction.
+  static Vec3 CoulombBound(const NodeConstraint& c, double normal_impulse, const Vec3& v);
 };
 
 }  // namespace optistep::mpm
