@@ -16,8 +16,8 @@ FemSimulation::FemSimulation(MPI_Comm comm, const SceneConfig& scene)
   ScopedPhase phase(kSetupPhase);
   DistributedTetMesh mesh = LoadDistributedMesh(comm_, scene_, &quality_);
   model_ = std::make_unique<FemModel>(scene_, std::move(mesh));
-  x_ = model_->CreateNodeVector();
-  OPTISTEP_PETSC(VecDuplicate(x_, &v_));
+  x_.reset(model_->CreateNodeVector());
+  OPTISTEP_PETSC(VecDuplicate(x_, v_.out()));
   model_->InitialState(x_, v_);
   SetIntegrator(CreateFemIntegrator(scene_, *model_, x_, v_));
   InstallStateCheck([this] { return CheckState(); });
@@ -49,8 +49,6 @@ std::string FemSimulation::CheckState() const {
 FemSimulation::~FemSimulation() {
   // The integrator refers to x_ and v_: it goes first.
   integrator_.reset();
-  VecDestroy(&x_);
-  VecDestroy(&v_);
 }
 
 void FemSimulation::StartFrames() {

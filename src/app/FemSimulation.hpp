@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "app/Simulation.hpp"
+#include "core/PetscHandles.hpp"
 #include "fem/FemModel.hpp"
 #include "io/SceneConfig.hpp"
 #include "io/StepStats.hpp"
@@ -52,8 +53,8 @@ class FemSimulation : public Simulation {
 
   PartitionQuality quality_;
   std::unique_ptr<FemModel> model_;
-  Vec x_ = nullptr;  ///< node positions (m), ghosted
-  Vec v_ = nullptr;  ///< node velocities (m/s), ghosted
+  OwnedVec x_;  ///< node positions (m), ghosted
+  OwnedVec v_;  ///< node velocities (m/s), ghosted
   std::unique_ptr<NaturalOrdering> node_order_;
   std::unique_ptr<NaturalOrdering> tet_order_;
 };

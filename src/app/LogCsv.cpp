@@ -10,6 +10,7 @@
 #include <string>
 
 #include "core/Error.hpp"
+#include "core/PetscHandles.hpp"
 
 namespace optistep {
 namespace {
@@ -57,15 +58,16 @@ bool StartLogCsv() {
 void WriteLogCsv() {
   const std::string& path = RequestedPath();
   if (path.empty()) return;
-  PetscViewer viewer = nullptr;
+  OwnedViewer viewer;
   PetscPushErrorHandler(PetscReturnErrorHandler, nullptr);
-  PetscErrorCode ierr = PetscViewerASCIIOpen(PETSC_COMM_WORLD, path.c_str(), &viewer);
+  PetscErrorCode ierr = PetscViewerASCIIOpen(PETSC_COMM_WORLD, path.c_str(), viewer.out());
   PetscPopErrorHandler();
   if (ierr) throw IoError("-optistep_log_csv: cannot create " + path);
   OPTISTEP_PETSC(PetscViewerPushFormat(viewer, PETSC_VIEWER_ASCII_CSV));
   OPTISTEP_PETSC(PetscLogView(viewer));
   OPTISTEP_PETSC(PetscViewerPopFormat(viewer));
-  OPTISTEP_PETSC(PetscViewerDestroy(&viewer));
+  // Closed here, not by the handle: closing flushes the file, and its error is reported.
+  OPTISTEP_PETSC(PetscViewerDestroy(viewer.address()));
 }
 
 }  // namespace optistep

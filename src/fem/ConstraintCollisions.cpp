@@ -30,12 +30,10 @@ ConstraintCollisions::ConstraintCollisions(const FemModel& model) : model_(model
   normal_.assign(n_owned, {Vec3::Zero(), Vec3::Zero(), Vec3::Zero()});
   curvature_.assign(n_owned, Mat3::Zero());
   normal_projection_.assign(model_.mesh().local_to_global.size(), Mat3::Zero());
-  for (Vec& c : columns_) c = model_.CreateNodeVector();
+  for (OwnedVec& c : columns_) c.reset(model_.CreateNodeVector());
 }
 
-ConstraintCollisions::~ConstraintCollisions() {
-  for (Vec& c : columns_) VecDestroy(&c);
-}
+ConstraintCollisions::~ConstraintCollisions() = default;
 
 bool ConstraintCollisions::Any(const FemModel& model) {
   for (const auto& c : model.collision_objects())

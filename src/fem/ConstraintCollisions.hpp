@@ -19,6 +19,7 @@
 #include <array>
 #include <vector>
 
+#include "core/PetscHandles.hpp"
 #include "core/Types.hpp"
 #include "fem/FemModel.hpp"
 
@@ -89,7 +90,7 @@ class ConstraintCollisions {
   std::vector<std::array<Vec3, 3>> normal_;    ///< per owned node and active object: n
   std::vector<Mat3> normal_projection_;  ///< per local node (owned, then ghosts): Q
   std::vector<Mat3> curvature_;      ///< per owned node: -sum_k lambda_k Hess phi_k (N/m)
-  Vec columns_[3] = {nullptr, nullptr, nullptr};  ///< ghosted: Q's columns, for the Hessian
+  OwnedVec columns_[3];              ///< ghosted: Q's columns, for the Hessian
 };
 
 }  // namespace optistep

@@ -49,11 +49,11 @@ FemIncrementalPotential::FemIncrementalPotential(FemModel& model, double damping
           model_.MaterialOf(static_cast<int>(e)).dPdF(Mat3::Identity(), false).norm();
   MPI_Allreduce(MPI_IN_PLACE, body_stiffness_volume_.data(),
                 static_cast<int>(body_stiffness_volume_.size()), MPI_DOUBLE, MPI_SUM, model_.comm());
-  x_n_ = model_.CreateNodeVector();
-  OPTISTEP_PETSC(VecDuplicate(x_n_, &x_hat_));
-  OPTISTEP_PETSC(VecDuplicate(x_n_, &x_local_));
-  OPTISTEP_PETSC(VecDuplicate(x_n_, &work_));
-  OPTISTEP_PETSC(VecDuplicate(x_n_, &work2_));
+  x_n_.reset(model_.CreateNodeVector());
+  OPTISTEP_PETSC(VecDuplicate(x_n_, x_hat_.out()));
+  OPTISTEP_PETSC(VecDuplicate(x_n_, x_local_.out()));
+  OPTISTEP_PETSC(VecDuplicate(x_n_, work_.out()));
+  OPTISTEP_PETSC(VecDuplicate(x_n_, work2_.out()));
   // Only with an object that has friction: a frictionless scene then runs the same
   // solves, to the bit, under either friction model.
   bool any_friction = false;
@@ -65,23 +65,13 @@ FemIncrementalPotential::FemIncrementalPotential(FemModel& model, double damping
   if (contact.enabled) self_contact_ = std::make_unique<SelfContact>(model_, contact.stiffness);
   if (ConstraintCollisions::Any(model_)) {
     constraints_ = std::make_unique<ConstraintCollisions>(model_);
-    OPTISTEP_PETSC(VecDuplicate(x_n_, &cached_point_));
-    OPTISTEP_PETSC(VecDuplicate(x_n_, &cached_gradient_));
+    OPTISTEP_PETSC(VecDuplicate(x_n_, cached_point_.out()));
+    OPTISTEP_PETSC(VecDuplicate(x_n_, cached_gradient_.out()));
   }
   guard_contact_ = contact.line_search_guard;
 }
 
-FemIncrementalPotential::~FemIncrementalPotential() {
-  VecDestroy(&x_n_);
-  VecDestroy(&x_hat_);
-  VecDestroy(&x_local_);
-  VecDestroy(&work_);
-  VecDestroy(&work2_);
-  VecDestroy(&cached_point_);
-  VecDestroy(&cached_gradient_);
-  MatDestroy(&hessian_);
-  MatDestroy(&stiffness_n_);
-}
+FemIncrementalPotential::~FemIncrementalPotential() = default;
 
 std::unique_ptr<GhostedLocalView> FemIncrementalPotential::LoadLocal(Vec x) {
   if (x != x_local_) OPTISTEP_PETSC(VecCopy(x, x_local_));
@@ -97,7 +87,7 @@ void FemIncrementalPotential::BeginStep(Vec x_n, Vec v_n, double dt, double t_ne
   OPTISTEP_PETSC(VecCopy(x_n, x_n_));
   OPTISTEP_PETSC(VecWAXPY(x_hat_, dt, v_n, x_n));
   if (beta_ > 0.0) {
-    if (!stiffness_n_) stiffness_n_ = NewHessianMatrix();
+    if (!stiffness_n_) stiffness_n_.reset(NewHessianMatrix());
     const auto local = LoadLocal(x_n_);
     AccumulateElasticHessian(local->data());
     InsertRows(stiffness_n_);
@@ -467,9 +457,8 @@ Mat FemIncrementalPotential::RestShapeMatrix() {
 }
 
 Mat FemIncrementalPotential::CreateHessian() {
-  if (!hessian_) hessian_ = NewHessianMatrix();
-  OPTISTEP_PETSC(PetscObjectReference(reinterpret_cast<PetscObject>(hessian_)));
-  return hessian_;
+  if (!hessian_) hessian_.reset(NewHessianMatrix());
+  return OwnedMat::Shared(hessian_).release();
 }
 
 void FemIncrementalPotential::Preallocate(Mat H) const {
@@ -493,12 +482,12 @@ void FemIncrementalPotential::Preallocate(Mat H) const {
 }
 
 Mat FemIncrementalPotential::NewHessianMatrix() const {
-  Mat H = nullptr;
+  OwnedMat H;
   {
     const DistributedTetMesh& mesh = model_.mesh();
     // AIJ with block size 3 by default: every PC works on it (GAMG and hypre do not take
     // BAIJ in PETSc 3.18); -hessian_mat_type baij|sbaij selects the blocked formats.
-    OPTISTEP_PETSC(MatCreate(model_.comm(), &H));
+    OPTISTEP_PETSC(MatCreate(model_.comm(), H.out()));
     OPTISTEP_PETSC(MatSetSizes(H, 3 * mesh.n_owned, 3 * mesh.n_owned, PETSC_DETERMINE,
                                PETSC_DETERMINE));
     OPTISTEP_PETSC(MatSetBlockSize(H, 3));
@@ -507,7 +496,7 @@ Mat FemIncrementalPotential::NewHessianMatrix() const {
     CallReadingOptions("hessian_", [&] { return MatSetFromOptions(H); });
     Preallocate(H);
     PetscBool symmetric_storage = PETSC_FALSE;
-    OPTISTEP_PETSC(PetscObjectTypeCompareAny(reinterpret_cast<PetscObject>(H), &symmetric_storage,
+    OPTISTEP_PETSC(PetscObjectTypeCompareAny(reinterpret_cast<PetscObject>(H.get()), &symmetric_storage,
                                              MATSBAIJ, MATSEQSBAIJ, MATMPISBAIJ, ""));
     if (symmetric_storage) OPTISTEP_PETSC(MatSetOption(H, MAT_IGNORE_LOWER_TRIANGULAR, PETSC_TRUE));
     // Local (owned + ghost) numbering, for anything that sets values by local index.
@@ -520,21 +509,19 @@ Mat FemIncrementalPotential::NewHessianMatrix() const {
     OPTISTEP_PETSC(MatSetOption(H, MAT_SYMMETRY_ETERNAL, PETSC_TRUE));
     // Rigid-body modes from the reference positions, for algebraic multigrid
     // (-newton_pc_type gamg).
-    Vec coords = nullptr;
-    OPTISTEP_PETSC(VecCreateMPI(model_.comm(), 3 * mesh.n_owned, PETSC_DETERMINE, &coords));
+    OwnedVec coords;
+    OPTISTEP_PETSC(VecCreateMPI(model_.comm(), 3 * mesh.n_owned, PETSC_DETERMINE, coords.out()));
     OPTISTEP_PETSC(VecSetBlockSize(coords, 3));
-    PetscScalar* ca = nullptr;
-    OPTISTEP_PETSC(VecGetArray(coords, &ca));
-    for (PetscInt l = 0; l < mesh.n_owned; ++l)
-      for (int d = 0; d < 3; ++d) ca[3 * l + d] = mesh.X[l][d];
-    OPTISTEP_PETSC(VecRestoreArray(coords, &ca));
-    MatNullSpace rigid = nullptr;
-    OPTISTEP_PETSC(MatNullSpaceCreateRigidBody(coords, &rigid));
+    {
+      VecArray ca(coords);
+      for (PetscInt l = 0; l < mesh.n_owned; ++l)
+        for (int d = 0; d < 3; ++d) ca[3 * l + d] = mesh.X[l][d];
+    }
+    OwnedMatNullSpace rigid;
+    OPTISTEP_PETSC(MatNullSpaceCreateRigidBody(coords, rigid.out()));
     OPTISTEP_PETSC(MatSetNearNullSpace(H, rigid));
-    MatNullSpaceDestroy(&rigid);
-    VecDestroy(&coords);
   }
-  return H;
+  return H.release();
 }
 
 double FemIncrementalPotential::RigidMotionResidual(double epsilon, Vec x, Vec g) {

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "core/GhostedVector.hpp"
+#include "core/PetscHandles.hpp"
 #include "fem/ConstraintCollisions.hpp"
 #include "fem/ContactDamping.hpp"
 #include "fem/FemLoads.hpp"
@@ -171,13 +172,13 @@ class FemIncrementalPotential : public IncrementalPotential {
   bool external_ = true;           ///< gravity and penalties (Restrict)
   double dt_ = 0.0;
   double t_next_ = 0.0;
-  Vec x_n_ = nullptr;
-  Vec x_hat_ = nullptr;
-  Vec x_local_ = nullptr;   // ghosted work vector
-  Vec work_ = nullptr;
-  Vec work2_ = nullptr;
-  Mat hessian_ = nullptr;   // cached; handed out by reference
-  Mat stiffness_n_ = nullptr;  // K(x_n) for damping
+  OwnedVec x_n_;
+  OwnedVec x_hat_;
+  OwnedVec x_local_;   // ghosted work vector
+  OwnedVec work_;
+  OwnedVec work2_;
+  OwnedMat hessian_;   // cached; handed out by reference
+  OwnedMat stiffness_n_;  // K(x_n) for damping
   std::vector<PetscInt> row_start_;  // per owned node, into row_cols_ (size n_owned + 1)
   std::vector<PetscInt> row_cols_;   // global column ids, sorted per row
   std::vector<int> diagonal_slot_;   // per owned node
@@ -192,8 +193,8 @@ class FemIncrementalPotential : public IncrementalPotential {
   /// The last projected gradient evaluation (Evaluate at x with g): P(x), E'(P(x)) and the
   /// unconstrained gradient q there, for ProjectIterate when the accepted iterate is that x;
   /// cleared by Register (ProjectIterate), BeginStep, LagFriction and the setters above.
-  Vec cached_point_ = nullptr;
-  Vec cached_gradient_ = nullptr;
+  OwnedVec cached_point_;
+  OwnedVec cached_gradient_;
   PetscReal cached_energy_ = 0.0;
   bool cached_ = false;
   std::vector<PetscInt> row_local_cols_;  // per slot: local node of its column

@@ -25,12 +25,12 @@ FemModel::FemModel(const SceneConfig& scene, DistributedTetMesh mesh)
                       mesh_.local_to_global.end());
   OPTISTEP_PETSC(ISLocalToGlobalMappingCreate(mesh_.comm, 3, static_cast<PetscInt>(mesh_.n_local),
                                               mesh_.local_to_global.data(), PETSC_COPY_VALUES,
-                                              &l2g_));
+                                              l2g_.out()));
   SetUpElements();
   SetUpDirichlet();
 }
 
-FemModel::~FemModel() { ISLocalToGlobalMappingDestroy(&l2g_); }
+FemModel::~FemModel() = default;
 
 Vec FemModel::CreateNodeVector() const {
   Vec v = nullptr;
@@ -95,18 +95,17 @@ void FemModel::SetUpDirichlet() {
     motions_.emplace_back(std::move(segments));
   }
   // Ghost nodes learn their owner's constraint through a ghost update of 0/1 flags.
-  Vec flags = CreateNodeVector();
-  PetscScalar* fa = nullptr;
-  OPTISTEP_PETSC(VecGetArray(flags, &fa));
-  for (PetscInt l = 0; l < mesh_.n_owned; ++l)
-    for (int d = 0; d < 3; ++d) fa[3 * l + d] = dirichlet_[l] >= 0 ? 1.0 : 0.0;
-  OPTISTEP_PETSC(VecRestoreArray(flags, &fa));
   {
+    const OwnedVec flags(CreateNodeVector());
+    {
+      VecArray fa(flags);
+      for (PetscInt l = 0; l < mesh_.n_owned; ++l)
+        for (int d = 0; d < 3; ++d) fa[3 * l + d] = dirichlet_[l] >= 0 ? 1.0 : 0.0;
+    }
     const GhostedLocalView local(flags);
     constrained_local_.resize(mesh_.n_local);
     for (PetscInt l = 0; l < mesh_.n_local; ++l) constrained_local_[l] = local.data()[3 * l] > 0.5;
   }
-  VecDestroy(&flags);
 
   PetscInt local = 0;
   for (int d : dirichlet_) local += (d >= 0);

@@ -8,6 +8,7 @@
 #include <memory>
 #include <vector>
 
+#include "core/PetscHandles.hpp"
 #include "core/Types.hpp"
 #include "io/SceneConfig.hpp"
 #include "materials/Material.hpp"
@@ -89,7 +90,7 @@ class FemModel {
   PetscInt n_constrained_global_ = 0;
   double total_mass_ = 0.0;
   std::vector<PetscInt> ghost_nodes_;
-  ISLocalToGlobalMapping l2g_ = nullptr;
+  OwnedLocalToGlobalMapping l2g_;
 };
 
 }  // namespace optistep

@@ -193,19 +193,14 @@ SelfContact::SelfContact(const FemModel& model, double k) : model_(model), k_(k)
   h_ = 2.0 * skin_;
   x_ = X_;
   // The local nodes' positions: one VecScatter, built once.
-  IS from = nullptr;
-  OPTISTEP_PETSC(ISCreateBlock(PETSC_COMM_SELF, 3, mesh.n_local, petsc_id_.data(), PETSC_COPY_VALUES, &from));
-  OPTISTEP_PETSC(VecCreateSeq(PETSC_COMM_SELF, 3 * mesh.n_local, &x_held_));
-  Vec x = model.CreateNodeVector();
-  OPTISTEP_PETSC(VecScatterCreate(x, from, x_held_, nullptr, &scatter_));
-  VecDestroy(&x);
-  ISDestroy(&from);
+  OwnedIS from;
+  OPTISTEP_PETSC(ISCreateBlock(PETSC_COMM_SELF, 3, mesh.n_local, petsc_id_.data(), PETSC_COPY_VALUES, from.out()));
+  OPTISTEP_PETSC(VecCreateSeq(PETSC_COMM_SELF, 3 * mesh.n_local, x_held_.out()));
+  const OwnedVec x(model.CreateNodeVector());
+  OPTISTEP_PETSC(VecScatterCreate(x, from, x_held_, nullptr, scatter_.out()));
 }
 
-SelfContact::~SelfContact() {
-  VecScatterDestroy(&scatter_);
-  VecDestroy(&x_held_);
-}
+SelfContact::~SelfContact() = default;
 
 PetscInt SelfContact::OwnedIndex(PetscInt petsc) const {
   const DistributedTetMesh& mesh = model_.mesh();

@@ -21,6 +21,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/PetscHandles.hpp"
 #include "core/Types.hpp"
 #include "fem/ContactDistance.hpp"
 #include "fem/FemModel.hpp"
@@ -162,8 +163,8 @@ class SelfContact {
   std::vector<Pair> own_pairs_;
   std::vector<Routed> own_routed_, touching_;
   std::size_t pair_count_ = 0;
-  VecScatter scatter_ = nullptr;              ///< x -> x_held_ (the local nodes)
-  Vec x_held_ = nullptr;
+  OwnedVecScatter scatter_;                   ///< x -> x_held_ (the local nodes)
+  OwnedVec x_held_;
   std::vector<std::vector<int>> halo_to_;     ///< per rank: local nodes whose positions it gets
   std::vector<std::vector<int>> halo_from_;   ///< per rank: held index of each node it sends, -1: held already
   bool have_positions_ = false;

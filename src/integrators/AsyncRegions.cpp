@@ -6,6 +6,7 @@
 #include <map>
 
 #include "core/Error.hpp"
+#include "core/PetscHandles.hpp"
 
 namespace optistep {
 namespace {
@@ -14,7 +15,7 @@ namespace {
 /// form. Owners gather the ghosts' flags (reverse scatter, add), then send them back out.
 std::vector<char> ShareNodeFlags(const FemModel& model, const std::vector<char>& flags) {
   const DistributedTetMesh& mesh = model.mesh();
-  Vec v = model.CreateNodeVector();
+  const OwnedVec v(model.CreateNodeVector());
   Vec local = nullptr;
   PetscScalar* a = nullptr;
   OPTISTEP_PETSC(VecGhostGetLocalForm(v, &local));
@@ -33,7 +34,6 @@ std::vector<char> ShareNodeFlags(const FemModel& model, const std::vector<char>&
   for (PetscInt l = 0; l < mesh.n_local; ++l) shared[l] = a[3 * l] > 0.5;
   OPTISTEP_PETSC(VecRestoreArray(local, &a));
   OPTISTEP_PETSC(VecGhostRestoreLocalForm(v, &local));
-  VecDestroy(&v);
   return shared;
 }
 

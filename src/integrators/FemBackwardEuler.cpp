@@ -21,15 +21,12 @@ FemBackwardEuler::FemBackwardEuler(FemModel& model, Vec x, Vec v)
       x_(x),
       v_(v),
       potential_(model, model.scene().damping.stiffness_beta) {
-  OPTISTEP_PETSC(VecDuplicate(x_, &u_));
-  OPTISTEP_PETSC(VecDuplicate(x_, &guess_));
+  OPTISTEP_PETSC(VecDuplicate(x_, u_.out()));
+  OPTISTEP_PETSC(VecDuplicate(x_, guess_.out()));
   if (model.scene().solver.hessian_projection == HessianProjection::kNone) potential_.SetProjectHessian(false);
 }
 
-FemBackwardEuler::~FemBackwardEuler() {
-  VecDestroy(&u_);
-  VecDestroy(&guess_);
-}
+FemBackwardEuler::~FemBackwardEuler() = default;
 
 void FemBackwardEuler::KeepState() { kept_.Keep(x_, v_, t_, steps_); }
 

@@ -6,6 +6,7 @@
 // with gravity, x_hat + dt^2 g (the exact step of free fall, as MPM's dv = dt g), Dirichlet
 // rows at their targets. No step limit: the StepController cuts each frame into
 // a fixed number of equal steps.
+#include "core/PetscHandles.hpp"
 #include "fem/FemIncrementalPotential.hpp"
 #include "fem/FemModel.hpp"
 #include "integrators/BackwardEuler.hpp"
@@ -44,8 +45,8 @@ class FemBackwardEuler : public BackwardEuler {
   Vec x_;
   Vec v_;
   FemIncrementalPotential potential_;
-  Vec u_ = nullptr;
-  Vec guess_ = nullptr;
+  OwnedVec u_;
+  OwnedVec guess_;
   KeptFemState kept_;
 };
 

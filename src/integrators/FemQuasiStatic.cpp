@@ -31,17 +31,13 @@ FemQuasiStatic::FemQuasiStatic(FemModel& model, Vec x, Vec v)
   minimizer_ = CreateMinimizer(model.comm(), LoadRelative(scene.solver, tau_),
                                MinimizerDefaults{PCJACOBI}, scene.path);
   potential_.SetProjectHessian(scene.solver.hessian_projection == HessianProjection::kElement);
-  OPTISTEP_PETSC(VecDuplicate(x_, &u_));
-  OPTISTEP_PETSC(VecDuplicate(x_, &zero_));
+  OPTISTEP_PETSC(VecDuplicate(x_, u_.out()));
+  OPTISTEP_PETSC(VecDuplicate(x_, zero_.out()));
   OPTISTEP_PETSC(VecSet(zero_, 0.0));
   OPTISTEP_PETSC(VecSet(v_, 0.0));
 }
 
-FemQuasiStatic::~FemQuasiStatic() {
-  VecDestroy(&u_);
-  VecDestroy(&zero_);
-  VecDestroy(&x_kept_);
-}
+FemQuasiStatic::~FemQuasiStatic() = default;
 
 std::string FemQuasiStatic::Describe() const {
   std::ostringstream s;
@@ -61,7 +57,7 @@ double FemQuasiStatic::LoadScale(double t) const {
 }
 
 void FemQuasiStatic::KeepState() {
-  if (!x_kept_) OPTISTEP_PETSC(VecDuplicate(x_, &x_kept_));
+  if (!x_kept_) OPTISTEP_PETSC(VecDuplicate(x_, x_kept_.out()));
   OPTISTEP_PETSC(VecCopy(x_, x_kept_));
   t_kept_ = t_;
   steps_kept_ = steps_;

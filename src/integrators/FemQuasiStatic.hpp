@@ -14,6 +14,7 @@
 // Why the true Hessian, f_ext with loads, and the limits: docs/methods/quasi-static.md.
 #include <memory>
 
+#include "core/PetscHandles.hpp"
 #include "fem/FemIncrementalPotential.hpp"
 #include "fem/FemModel.hpp"
 #include "integrators/Integrator.hpp"
@@ -46,9 +47,9 @@ class FemQuasiStatic : public Integrator {
   FemIncrementalPotential potential_;
   double tau_ = 0.0;
   std::unique_ptr<Minimizer> minimizer_;
-  Vec u_ = nullptr;
-  Vec zero_ = nullptr;
-  Vec x_kept_ = nullptr;
+  OwnedVec u_;
+  OwnedVec zero_;
+  OwnedVec x_kept_;
   double t_kept_ = 0.0;
   long steps_kept_ = 0;
 };

@@ -47,21 +47,21 @@ FemSemiImplicit::FemSemiImplicit(FemModel& model, Vec x, Vec v, std::vector<char
   w_max_ = std::sqrt(w2);
   dt_cfl_ = w_max_ > 0.0 ? std::sqrt(2.0) / w_max_ : INFINITY;
 
-  f_ = model_.CreateNodeVector();
-  for (Vec* w : {&x_new_, &v_half_, &v_new_, &local_})
+  f_.reset(model_.CreateNodeVector());
+  for (Vec* w : {x_new_.out(), v_half_.out(), v_new_.out(), local_.out()})
     OPTISTEP_PETSC(VecDuplicate(f_, w));
   if (beta_ > 0.0) {
     stiffness_source_ = std::make_unique<FemIncrementalPotential>(model_, 0.0);
-    K_ = stiffness_source_->CreateHessian();
-    OPTISTEP_PETSC(VecDuplicate(f_, &mass_diagonal_));
-    OPTISTEP_PETSC(VecDuplicate(f_, &rhs_));
-    OPTISTEP_PETSC(VecDuplicate(f_, &delta_));
+    K_.reset(stiffness_source_->CreateHessian());
+    OPTISTEP_PETSC(VecDuplicate(f_, mass_diagonal_.out()));
+    OPTISTEP_PETSC(VecDuplicate(f_, rhs_.out()));
+    OPTISTEP_PETSC(VecDuplicate(f_, delta_.out()));
     PetscScalar* m = nullptr;
     OPTISTEP_PETSC(VecGetArray(mass_diagonal_, &m));
     for (PetscInt l = 0; l < mesh.n_owned; ++l)
       for (int d = 0; d < 3; ++d) m[3 * l + d] = model_.Mass(static_cast<int>(l));
     OPTISTEP_PETSC(VecRestoreArray(mass_diagonal_, &m));
-    OPTISTEP_PETSC(KSPCreate(model_.comm(), &ksp_));
+    OPTISTEP_PETSC(KSPCreate(model_.comm(), ksp_.out()));
     OPTISTEP_PETSC(KSPSetOptionsPrefix(ksp_, "semi_implicit_"));
     OPTISTEP_PETSC(KSPSetType(ksp_, KSPCG));
     PC pc = nullptr;
@@ -72,12 +72,7 @@ FemSemiImplicit::FemSemiImplicit(FemModel& model, Vec x, Vec v, std::vector<char
   }
 }
 
-FemSemiImplicit::~FemSemiImplicit() {
-  for (Vec* w : {&f_, &x_new_, &v_half_, &v_new_, &local_, &mass_diagonal_, &rhs_, &delta_})
-    VecDestroy(w);
-  MatDestroy(&K_);
-  KSPDestroy(&ksp_);
-}
+FemSemiImplicit::~FemSemiImplicit() = default;
 
 std::string FemSemiImplicit::Describe() const {
   std::ostringstream s;

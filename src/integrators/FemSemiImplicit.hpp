@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "core/PetscHandles.hpp"
 #include "fem/FemIncrementalPotential.hpp"
 #include "fem/FemModel.hpp"
 #include "integrators/Integrator.hpp"
@@ -84,19 +85,19 @@ class FemSemiImplicit : public Integrator {
   double dt_cfl_ = 0.0;
   /// Forces at x_ (the end of the last step: they start the next one); a function of x_
   /// alone, recomputed bit for bit when forces_current_ is false, so not checkpointed.
-  Vec f_ = nullptr;
+  OwnedVec f_;
   bool forces_current_ = false;
-  Vec x_new_ = nullptr;
-  Vec v_half_ = nullptr;
-  Vec v_new_ = nullptr;
-  Vec local_ = nullptr;  ///< ghosted work vector for force evaluations
+  OwnedVec x_new_;
+  OwnedVec v_half_;
+  OwnedVec v_new_;
+  OwnedVec local_;  ///< ghosted work vector for force evaluations
   // Damping only: its matrix, the mass diagonal, and CG.
   std::unique_ptr<FemIncrementalPotential> stiffness_source_;
-  Mat K_ = nullptr;
-  Vec mass_diagonal_ = nullptr;
-  Vec rhs_ = nullptr;
-  Vec delta_ = nullptr;
-  KSP ksp_ = nullptr;
+  OwnedMat K_;
+  OwnedVec mass_diagonal_;
+  OwnedVec rhs_;
+  OwnedVec delta_;
+  OwnedKsp ksp_;
   long damping_iterations_ = 0;
 };
 

@@ -33,24 +33,23 @@ FemXpbd::FemXpbd(FemModel& model, Vec x, Vec v)
       max_depenetration_speed_(model.scene().xpbd.max_depenetration_speed),
       jacobi_(model.scene().xpbd.order == XpbdOrder::kJacobi) {
   const DistributedTetMesh& mesh = model_.mesh();
-  OPTISTEP_PETSC(VecDuplicate(x_, &xs_));
-  OPTISTEP_PETSC(VecDuplicate(x_, &dx_));
-  OPTISTEP_PETSC(VecDuplicate(x_, &vs_));
+  OPTISTEP_PETSC(VecDuplicate(x_, xs_.out()));
+  OPTISTEP_PETSC(VecDuplicate(x_, dx_.out()));
+  OPTISTEP_PETSC(VecDuplicate(x_, vs_.out()));
   // Inverse masses of every local node: owners' lumped masses, ghosts through a scatter.
   {
-    Vec w = model_.CreateNodeVector();
-    PetscScalar* wa = nullptr;
-    OPTISTEP_PETSC(VecGetArray(w, &wa));
-    for (PetscInt l = 0; l < mesh.n_owned; ++l) {
-      const double m = model_.Mass(static_cast<int>(l));
-      const double inverse = model_.IsConstrained(static_cast<int>(l)) || !(m > 0.0) ? 0.0 : 1.0 / m;
-      for (int d = 0; d < 3; ++d) wa[3 * l + d] = inverse;
+    const OwnedVec w(model_.CreateNodeVector());
+    {
+      VecArray wa(w);
+      for (PetscInt l = 0; l < mesh.n_owned; ++l) {
+        const double m = model_.Mass(static_cast<int>(l));
+        const double inverse = model_.IsConstrained(static_cast<int>(l)) || !(m > 0.0) ? 0.0 : 1.0 / m;
+        for (int d = 0; d < 3; ++d) wa[3 * l + d] = inverse;
+      }
     }
-    OPTISTEP_PETSC(VecRestoreArray(w, &wa));
     const GhostedLocalView local(w);
     w_.resize(mesh.n_local);
     for (PetscInt l = 0; l < mesh.n_local; ++l) w_[l] = local.data()[3 * l];
-    VecDestroy(&w);
   }
   if (jacobi_)
     ListTetsForJacobi();
@@ -60,11 +59,7 @@ FemXpbd::FemXpbd(FemModel& model, Vec x, Vec v)
   x_prev_.resize(3 * static_cast<size_t>(mesh.n_local));
 }
 
-FemXpbd::~FemXpbd() {
-  VecDestroy(&xs_);
-  VecDestroy(&dx_);
-  VecDestroy(&vs_);
-}
+FemXpbd::~FemXpbd() = default;
 
 void FemXpbd::ColorTets() {
   ScopedPhase timed(kXpbdColorPhase);

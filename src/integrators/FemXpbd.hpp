@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "core/PetscHandles.hpp"
 #include "fem/FemModel.hpp"
 #include "integrators/Xpbd.hpp"
 #include "integrators/KeptState.hpp"
@@ -116,9 +117,9 @@ class FemXpbd : public Xpbd {
   std::vector<double> w_;               ///< inverse mass per local node, 1/kg (0: Dirichlet)
   std::vector<std::pair<int, int>> contacts_;  ///< (owned node, collision object)
 
-  Vec xs_ = nullptr;    ///< positions during the step (ghosted)
-  Vec dx_ = nullptr;    ///< ghost corrections of one color (ghosted)
-  Vec vs_ = nullptr;    ///< velocities during the step
+  OwnedVec xs_;                         ///< positions during the step (ghosted)
+  OwnedVec dx_;                         ///< ghost corrections of one color (ghosted)
+  OwnedVec vs_;                         ///< velocities during the step
   std::vector<double> x_prev_;          ///< local form at the substep's start
 
   KeptFemState kept_;

@@ -4,24 +4,19 @@
 #include <petscvec.h>
 
 #include "core/Error.hpp"
+#include "core/PetscHandles.hpp"
 
 namespace optistep {
 
 class KeptFemState {
  public:
   KeptFemState() = default;
-  ~KeptFemState() {
-    VecDestroy(&x_);
-    VecDestroy(&v_);
-  }
-  KeptFemState(const KeptFemState&) = delete;
-  KeptFemState& operator=(const KeptFemState&) = delete;
 
   /// Collective (the first call duplicates x and v).
   void Keep(Vec x, Vec v, double t, long steps) {
     if (!x_) {
-      OPTISTEP_PETSC(VecDuplicate(x, &x_));
-      OPTISTEP_PETSC(VecDuplicate(v, &v_));
+      OPTISTEP_PETSC(VecDuplicate(x, x_.out()));
+      OPTISTEP_PETSC(VecDuplicate(v, v_.out()));
     }
     OPTISTEP_PETSC(VecCopy(x, x_));
     OPTISTEP_PETSC(VecCopy(v, v_));
@@ -38,8 +33,8 @@ class KeptFemState {
   }
 
  private:
-  Vec x_ = nullptr;
-  Vec v_ = nullptr;
+  OwnedVec x_;
+  OwnedVec v_;
   double t_ = 0.0;
   long steps_ = 0;
 };

@@ -6,6 +6,7 @@
 #include "core/Error.hpp"
 #include "core/Exchange.hpp"
 #include "core/GhostedVector.hpp"
+#include "core/PetscHandles.hpp"
 #include "partition/Migration.hpp"
 
 namespace optistep::mpm {
@@ -208,12 +209,12 @@ void MpmDomain::BuildStepGrid(StepGrid* step) const {
     step->local_form[step->ghost_nodes[k]] = static_cast<int>(n_owned + k);
 
   // Ghost nodes hold partial sums of P2G; their owners' velocities replace them.
-  Vec v = CreateNodeVector(*step);
-  PetscScalar* va = nullptr;
-  OPTISTEP_PETSC(VecGetArray(v, &va));
-  for (PetscInt k = 0; k < n_owned; ++k)
-    for (int d = 0; d < 3; ++d) va[3 * k + d] = grid.v[3 * step->owned_nodes[k] + d];
-  OPTISTEP_PETSC(VecRestoreArray(v, &va));
+  const OwnedVec v(CreateNodeVector(*step));
+  {
+    VecArray va(v);
+    for (PetscInt k = 0; k < n_owned; ++k)
+      for (int d = 0; d < 3; ++d) va[3 * k + d] = grid.v[3 * step->owned_nodes[k] + d];
+  }
   {
     const GhostedLocalView local(v);
     for (int i = 0; i < n_nodes; ++i) {
@@ -223,7 +224,6 @@ void MpmDomain::BuildStepGrid(StepGrid* step) const {
       for (int d = 0; d < 3; ++d) grid.v[3 * i + d] = local.data()[3 * lf + d];
     }
   }
-  VecDestroy(&v);
 }
 
 Vec MpmDomain::CreateNodeVector(const StepGrid& step) const {

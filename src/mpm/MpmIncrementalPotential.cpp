@@ -89,15 +89,12 @@ MpmIncrementalPotential::MpmIncrementalPotential(const MpmDomain& domain, StepGr
     const Eigen::Vector3i node = step_.grid.Node(i);
     grid_info_.owned_nodes.push_back({node[0], node[1], node[2]});
   }
-  dv_local_ = CreateVector();
+  dv_local_.reset(CreateVector());
   v_work_.assign(3 * static_cast<std::size_t>(step_.grid.NodeCount()), 0.0);
   dv_work_.assign(v_work_.size(), 0.0);
 }
 
-MpmIncrementalPotential::~MpmIncrementalPotential() {
-  VecDestroy(&dv_local_);
-  MatDestroy(&hessian_);
-}
+MpmIncrementalPotential::~MpmIncrementalPotential() = default;
 
 double MpmIncrementalPotential::Hardening(std::size_t p) const {
   const PlasticityParameters& plastic = plasticity_[domain_.particles().material[p]];
@@ -290,9 +287,8 @@ void MpmIncrementalPotential::BuildRowLayout() {
 }
 
 Mat MpmIncrementalPotential::CreateHessian() {
-  if (!hessian_) hessian_ = NewMatrix();
-  OPTISTEP_PETSC(PetscObjectReference(reinterpret_cast<PetscObject>(hessian_)));
-  return hessian_;
+  if (!hessian_) hessian_.reset(NewMatrix());
+  return OwnedMat::Shared(hessian_).release();
 }
 
 bool MpmIncrementalPotential::HessianPatternIs(Mat H) {

@@ -14,6 +14,7 @@
 
 #include <vector>
 
+#include "core/PetscHandles.hpp"
 #include "materials/Material.hpp"
 #include "mpm/MpmDomain.hpp"
 #include "mpm/Plasticity.hpp"
@@ -130,11 +131,11 @@ class MpmIncrementalPotential : public IncrementalPotential {
   bool matrix_free_;
   const char* hessian_type_;
   GridInfo grid_info_;
-  Vec dv_local_ = nullptr;        // ghosted work vector
+  OwnedVec dv_local_;             // ghosted work vector
   std::vector<double> v_work_;    // 3 per local grid node
   std::vector<double> dv_work_;   // 3 per local grid node (matrix-free products)
   std::vector<Mat9> stiffness_;   // per local particle, dP/dF (projected), for MF
-  Mat hessian_ = nullptr;
+  OwnedMat hessian_;
   std::vector<PetscInt> row_start_;   // per owned node, into row_cols_ (size n + 1)
   std::vector<PetscInt> row_cols_;    // global ids of each row's columns, sorted
   std::vector<int> row_node_;         // local grid node of each column

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/DistributedArray.hpp"
+#include "core/PetscHandles.hpp"
 
 namespace optistep {
 
@@ -40,9 +41,9 @@ class NaturalOrdering {
   PetscInt n_global_;
   int bs_;
   RowRange rows_;
-  Vec source_ = nullptr;
-  Vec natural_ = nullptr;
-  VecScatter scatter_ = nullptr;
+  OwnedVec source_;
+  OwnedVec natural_;
+  OwnedVecScatter scatter_;
   std::vector<double> slice_;
 };
 

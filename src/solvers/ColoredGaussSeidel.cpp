@@ -62,8 +62,8 @@ ColoredGaussSeidel::ColoredGaussSeidel(const GridOperator& op) : op_(op) {
 
   // Per colour, a scatter of the ghost nodes of that colour.
   const std::vector<GridCoord>& ghosts = op_.ghost_nodes();
-  ghost_ = op_.CreateGhostVector();
-  Vec x = op_.CreateVector();
+  ghost_.reset(op_.CreateGhostVector());
+  OwnedVec x(op_.CreateVector());
   for (int c = 0; c < 8; ++c) {
     std::vector<PetscInt> from, to;
     for (std::size_t k = 0; k < ghosts.size(); ++k)
@@ -71,16 +71,14 @@ ColoredGaussSeidel::ColoredGaussSeidel(const GridOperator& op) : op_(op) {
         from.push_back(op_.ghost_ids()[k]);
         to.push_back(static_cast<PetscInt>(k));
       }
-    IS is_from = nullptr, is_to = nullptr;
+    OwnedIS is_from, is_to;
     OPTISTEP_PETSC(ISCreateBlock(PETSC_COMM_SELF, 3, static_cast<PetscInt>(from.size()), from.data(),
-                                 PETSC_COPY_VALUES, &is_from));
+                                 PETSC_COPY_VALUES, is_from.out()));
     OPTISTEP_PETSC(ISCreateBlock(PETSC_COMM_SELF, 3, static_cast<PetscInt>(to.size()), to.data(),
-                                 PETSC_COPY_VALUES, &is_to));
-    OPTISTEP_PETSC(VecScatterCreate(x, is_from, ghost_, is_to, &scatters_[c]));
-    ISDestroy(&is_from);
-    ISDestroy(&is_to);
+                                 PETSC_COPY_VALUES, is_to.out()));
+    OPTISTEP_PETSC(VecScatterCreate(x, is_from, ghost_, is_to, scatters_[c].out()));
   }
-  VecDestroy(&x);
+  x.reset();
 
   // Rank-count independent when no ghost lies in a block of this rank and the reach keeps
   // the blocks of one colour apart.
@@ -94,10 +92,7 @@ ColoredGaussSeidel::ColoredGaussSeidel(const GridOperator& op) : op_(op) {
   independent_ = independent != 0;
 }
 
-ColoredGaussSeidel::~ColoredGaussSeidel() {
-  for (VecScatter& s : scatters_) VecScatterDestroy(&s);
-  VecDestroy(&ghost_);
-}
+ColoredGaussSeidel::~ColoredGaussSeidel() = default;
 
 void ColoredGaussSeidel::Attach(PC pc) {
   OPTISTEP_PETSC(PCShellSetContext(pc, this));
@@ -160,26 +155,22 @@ void ColoredGaussSeidel::Sweep(Vec b, Vec x, bool zero_guess, int sweeps) {
     op_.UpdateGhosts(x, ghost_);
   }
   GridOperator::Blocks A = op_.Get();
-  const PetscScalar* ba = nullptr;
-  OPTISTEP_PETSC(VecGetArrayRead(b, &ba));
+  const VecArrayRead ba(b);
   for (int s = 0; s < sweeps; ++s)
     for (int pass = 0; pass < 2; ++pass) {
       const bool forward = pass == 0;
       for (int k = 0; k < 8; ++k) {
         const int color = forward ? k : 7 - k;
-        PetscScalar* xa = nullptr;
-        const PetscScalar* ga = nullptr;
-        OPTISTEP_PETSC(VecGetArray(x, &xa));
-        OPTISTEP_PETSC(VecGetArrayRead(ghost_, &ga));
-        Relax(color, forward, A, ba, xa, ga);
-        OPTISTEP_PETSC(VecRestoreArrayRead(ghost_, &ga));
-        OPTISTEP_PETSC(VecRestoreArray(x, &xa));
+        {
+          VecArray xa(x);
+          const VecArrayRead ga(ghost_);
+          Relax(color, forward, A, ba.data(), xa.data(), ga.data());
+        }
         if (s + 1 == sweeps && !forward && k == 7) continue;  // no colour follows
         OPTISTEP_PETSC(VecScatterBegin(scatters_[color], x, ghost_, INSERT_VALUES, SCATTER_FORWARD));
         OPTISTEP_PETSC(VecScatterEnd(scatters_[color], x, ghost_, INSERT_VALUES, SCATTER_FORWARD));
       }
     }
-  OPTISTEP_PETSC(VecRestoreArrayRead(b, &ba));
   op_.Restore(&A);
 }
 

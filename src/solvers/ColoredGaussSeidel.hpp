@@ -24,6 +24,7 @@
 #include <array>
 #include <vector>
 
+#include "core/PetscHandles.hpp"
 #include "solvers/GridOperator.hpp"
 
 namespace optistep {
@@ -53,8 +54,8 @@ class ColoredGaussSeidel {
 
   const GridOperator& op_;
   std::array<std::vector<PetscInt>, 8> rows_;  // owned rows of each colour, in sweep order
-  std::array<VecScatter, 8> scatters_{};        // each colour's ghost values
-  Vec ghost_ = nullptr;
+  std::array<OwnedVecScatter, 8> scatters_;     // each colour's ghost values
+  OwnedVec ghost_;
   std::vector<double> inverse_diagonal_;  // 9 per row, column-major
   bool independent_ = false;
 };

@@ -13,10 +13,7 @@ ConvergenceTest::ConvergenceTest(const SolverConfig& config)
       rigid_epsilon_(config.rigid_epsilon),
       tau_(config.tau) {}
 
-ConvergenceTest::~ConvergenceTest() {
-  VecDestroy(&w_);
-  VecDestroy(&work_);
-}
+ConvergenceTest::~ConvergenceTest() = default;
 
 PetscErrorCode ConvergenceTest::AddOptions(PetscOptionItems* PetscOptionsObject) {
   const char* const kModes[] = {"characteristic_norm", "absolute"};
@@ -42,10 +39,10 @@ PetscErrorCode ConvergenceTest::AddOptions(PetscOptionItems* PetscOptionsObject)
 }
 
 void ConvergenceTest::SetUp(IncrementalPotential& potential, Vec u) {
-  VecDestroy(&w_);
-  VecDestroy(&work_);
-  OPTISTEP_PETSC(VecDuplicate(u, &w_));
-  OPTISTEP_PETSC(VecDuplicate(u, &work_));
+  w_.reset();
+  work_.reset();
+  OPTISTEP_PETSC(VecDuplicate(u, w_.out()));
+  OPTISTEP_PETSC(VecDuplicate(u, work_.out()));
   potential.CharacteristicNormWeights(cn_epsilon_, w_);
   n_nodes_ = potential.GlobalNodeCount();
   potential_ = &potential;
@@ -89,16 +86,16 @@ std::string ConvergenceTest::Explain(const Residual& residual) const {
 }
 
 double ConvergenceTest::ToleranceNorm() const {
-  const PetscScalar* a = nullptr;
   PetscInt n = 0;
   OPTISTEP_PETSC(VecGetLocalSize(w_, &n));
-  OPTISTEP_PETSC(VecGetArrayRead(w_, &a));
   double sum = 0.0;
-  for (PetscInt k = 0; k < n; ++k)
-    if (std::isfinite(a[k])) sum += a[k] * a[k];
-  OPTISTEP_PETSC(VecRestoreArrayRead(w_, &a));
+  {
+    const VecArrayRead a(w_);
+    for (PetscInt k = 0; k < n; ++k)
+      if (std::isfinite(a[k])) sum += a[k] * a[k];
+  }
   MPI_Comm comm = MPI_COMM_NULL;
-  OPTISTEP_PETSC(PetscObjectGetComm(reinterpret_cast<PetscObject>(w_), &comm));
+  OPTISTEP_PETSC(PetscObjectGetComm(reinterpret_cast<PetscObject>(w_.get()), &comm));
   MPI_Allreduce(MPI_IN_PLACE, &sum, 1, MPI_DOUBLE, MPI_SUM, comm);
   return std::sqrt(sum);
 }

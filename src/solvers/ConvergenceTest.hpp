@@ -20,6 +20,7 @@
 
 #include <string>
 
+#include "core/PetscHandles.hpp"
 #include "io/SceneConfig.hpp"
 #include "solvers/IncrementalPotential.hpp"
 
@@ -79,8 +80,8 @@ class ConvergenceTest {
   double rigid_epsilon_;
   IncrementalPotential* potential_ = nullptr;
   double tau_;
-  Vec w_ = nullptr;
-  Vec work_ = nullptr;
+  OwnedVec w_;
+  OwnedVec work_;
   PetscInt n_nodes_ = 0;
 };
 

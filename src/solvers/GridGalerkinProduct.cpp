@@ -76,7 +76,7 @@ GridGalerkinProduct::GridGalerkinProduct(const GridOperator& fine, const GridDir
     ja.insert(ja.end(), row.begin(), row.end());
     ia.push_back(static_cast<PetscInt>(ja.size()));
   }
-  OPTISTEP_PETSC(MatCreate(comm, &coarse_matrix_));
+  OPTISTEP_PETSC(MatCreate(comm, coarse_matrix_.out()));
   OPTISTEP_PETSC(MatSetSizes(coarse_matrix_, 3 * n_coarse, 3 * n_coarse, 3 * coarse.n_global, 3 * coarse.n_global));
   OPTISTEP_PETSC(MatSetBlockSize(coarse_matrix_, 3));
   OPTISTEP_PETSC(MatSetType(coarse_matrix_, MATBAIJ));
@@ -165,7 +165,7 @@ GridGalerkinProduct::GridGalerkinProduct(const GridOperator& fine, const GridDir
   }
 }
 
-GridGalerkinProduct::~GridGalerkinProduct() { MatDestroy(&coarse_matrix_); }
+GridGalerkinProduct::~GridGalerkinProduct() = default;
 
 void GridGalerkinProduct::Compute(const GridOperator& coarse) {
   const MPI_Comm comm = CommOf(fine_.matrix());

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/PetscHandles.hpp"
 #include "solvers/GridOperator.hpp"
 #include "solvers/NodeEmbedding.hpp"
 
@@ -52,7 +53,7 @@ class GridGalerkinProduct {
   int reach_ = 2;     // the fine operator's reach
   int coarse_reach_ = 2;
   int window_ = 3;    // half width of the window U: h + reach
-  Mat coarse_matrix_ = nullptr;
+  OwnedMat coarse_matrix_;
   /// Per owned coarse row and fine offset a (in (a_z, a_y, a_x) order): the fine row's
   /// local index (>= 0), its ghost row g as -2 - g, or -1 when there is no such fine node.
   std::vector<PetscInt> source_;

@@ -46,10 +46,10 @@ GridMultigrid::~GridMultigrid() { Reset(); }
 
 void GridMultigrid::Reset() {
   grid_levels_.clear();
-  MatDestroy(&first_P_);
-  MatDestroy(&first_R_);
-  MatDestroy(&first_product_);
-  MatDestroy(&first_level_);
+  first_P_.reset();
+  first_R_.reset();
+  first_product_.reset();
+  first_level_.reset();
   has_grid_ = false;
 }
 
@@ -128,7 +128,6 @@ void GridMultigrid::BuildGridLevels(PC pc, const GridInfo& grid, Mat A, int abov
     Coarsening c = Coarsen(comm_, fine_grid, embedding_, &coarse.directory);
     sizes_.push_back(SizeOf(comm_, c.coarse.n_global, static_cast<PetscInt>(c.coarse.owned_nodes.size())));
     if (c.coarse.n_global >= fine_grid.n_global) {
-      MatDestroy(&c.P);
       const int level = above + m;
       const std::string key =
           levels_from_option_ ? "-" + prefix_ + "pc_mg_levels" : scene_path_ + ": solver.mg_levels";
@@ -144,7 +143,6 @@ void GridMultigrid::BuildGridLevels(PC pc, const GridInfo& grid, Mat A, int abov
     coarse.op = std::make_unique<GridOperator>(c.coarse, fine.product->coarse_matrix());
     // PETSc numbers levels from the coarsest (0) to the finest (levels - 1).
     OPTISTEP_PETSC(PCMGSetInterpolation(pc, levels_ - 1 - (above + m), c.P));
-    MatDestroy(&c.P);
   }
   for (int m = 0; m < n_grid; ++m) {
     const int petsc_level = levels_ - 1 - (above + m);
@@ -194,13 +192,12 @@ void GridMultigrid::SetFirstProlongation(PC pc, Mat A, Mat P0, const GridInfo& f
   OPTISTEP_PETSC(MatGetSize(A, &rows, nullptr));
   OPTISTEP_PETSC(MatGetLocalSize(A, &owned, nullptr));
   sizes_.push_back(SizeOf(comm_, rows / 3, owned / 3));
-  first_P_ = P0;
-  OPTISTEP_PETSC(PetscObjectReference(reinterpret_cast<PetscObject>(first_P_)));
-  OPTISTEP_PETSC(MatTranspose(first_P_, MAT_INITIAL_MATRIX, &first_R_));
+  first_P_ = OwnedMat::Shared(P0);
+  OPTISTEP_PETSC(MatTranspose(first_P_, MAT_INITIAL_MATRIX, first_R_.out()));
   // Level 1's pattern from the product at A's current values; SetOperator refills it.
-  OPTISTEP_PETSC(MatMatMatMult(first_R_, A, first_P_, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &first_product_));
+  OPTISTEP_PETSC(MatMatMatMult(first_R_, A, first_P_, MAT_INITIAL_MATRIX, PETSC_DEFAULT, first_product_.out()));
   OPTISTEP_PETSC(MatSetBlockSizes(first_product_, 3, 3));
-  OPTISTEP_PETSC(MatConvert(first_product_, MATBAIJ, MAT_INITIAL_MATRIX, &first_level_));
+  OPTISTEP_PETSC(MatConvert(first_product_, MATBAIJ, MAT_INITIAL_MATRIX, first_level_.out()));
   OPTISTEP_PETSC(MatSetOption(first_level_, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_TRUE));
   OPTISTEP_PETSC(PCMGSetInterpolation(pc, levels_ - 1, first_P_));
   KSP ksp = nullptr;
@@ -214,7 +211,7 @@ void GridMultigrid::SetOperator(Mat A) {
   ScopedPhase timed(kGalerkinProductPhase);
   if (first_P_) {
     // Level 1 = R0 A P0, copied into its BAIJ matrix row by row.
-    OPTISTEP_PETSC(MatMatMatMult(first_R_, A, first_P_, MAT_REUSE_MATRIX, PETSC_DEFAULT, &first_product_));
+    OPTISTEP_PETSC(MatMatMatMult(first_R_, A, first_P_, MAT_REUSE_MATRIX, PETSC_DEFAULT, first_product_.address()));
     PetscInt begin = 0, end = 0;
     OPTISTEP_PETSC(MatGetOwnershipRange(first_product_, &begin, &end));
     for (PetscInt row = begin; row < end; ++row) {

@@ -129,7 +129,7 @@ class GridMultigrid {
   GridInfo grid_;  ///< level 0 of the last SetGrid
   bool has_grid_ = false;
   // SetFirstProlongation: P0, R0 = P0^T, the product R0 A P0 (AIJ) and level 1 (BAIJ).
-  Mat first_P_ = nullptr, first_R_ = nullptr, first_product_ = nullptr, first_level_ = nullptr;
+  OwnedMat first_P_, first_R_, first_product_, first_level_;
 };
 
 /// The phase of building the levels (prolongations, coarse patterns, smoothers) and

@@ -8,11 +8,10 @@
 
 namespace optistep {
 
-GridOperator::GridOperator(const GridInfo& level, Mat A) : level_(level), A_(A) {
-  OPTISTEP_PETSC(PetscObjectReference(reinterpret_cast<PetscObject>(A_)));
+GridOperator::GridOperator(const GridInfo& level, Mat A) : level_(level), A_(OwnedMat::Shared(A)) {
   PetscBool seq = PETSC_FALSE, mpi = PETSC_FALSE;
-  OPTISTEP_PETSC(PetscObjectTypeCompare(reinterpret_cast<PetscObject>(A_), MATSEQBAIJ, &seq));
-  OPTISTEP_PETSC(PetscObjectTypeCompare(reinterpret_cast<PetscObject>(A_), MATMPIBAIJ, &mpi));
+  OPTISTEP_PETSC(PetscObjectTypeCompare(reinterpret_cast<PetscObject>(A_.get()), MATSEQBAIJ, &seq));
+  OPTISTEP_PETSC(PetscObjectTypeCompare(reinterpret_cast<PetscObject>(A_.get()), MATMPIBAIJ, &mpi));
   PetscInt bs = 0;
   OPTISTEP_PETSC(MatGetBlockSize(A_, &bs));
   if (!(seq || mpi) || bs != 3) throw std::logic_error("GridOperator: expected a BAIJ matrix of block size 3");
@@ -26,28 +25,22 @@ GridOperator::GridOperator(const GridInfo& level, Mat A) : level_(level), A_(A) 
   }
   const PetscInt n_ghost = static_cast<PetscInt>(ghost_ids_.size());
   {
-    Vec x = CreateVector(), ghost = CreateGhostVector();
-    IS from = nullptr, to = nullptr;
-    OPTISTEP_PETSC(ISCreateBlock(PETSC_COMM_SELF, 3, n_ghost, ghost_ids_.data(), PETSC_COPY_VALUES, &from));
-    OPTISTEP_PETSC(ISCreateStride(PETSC_COMM_SELF, 3 * n_ghost, 0, 1, &to));
-    OPTISTEP_PETSC(VecScatterCreate(x, from, ghost, to, &scatter_));
-    ISDestroy(&from);
-    ISDestroy(&to);
+    OwnedVec x(CreateVector()), ghost(CreateGhostVector());
+    OwnedIS from, to;
+    OPTISTEP_PETSC(ISCreateBlock(PETSC_COMM_SELF, 3, n_ghost, ghost_ids_.data(), PETSC_COPY_VALUES, from.out()));
+    OPTISTEP_PETSC(ISCreateStride(PETSC_COMM_SELF, 3 * n_ghost, 0, 1, to.out()));
+    OPTISTEP_PETSC(VecScatterCreate(x, from, ghost, to, scatter_.out()));
     // The ghosts' coordinates travel as the values of a vector.
-    PetscScalar* xa = nullptr;
-    OPTISTEP_PETSC(VecGetArray(x, &xa));
-    for (std::size_t k = 0; k < level_.owned_nodes.size(); ++k)
-      for (int d = 0; d < 3; ++d) xa[3 * k + d] = level_.owned_nodes[k][d];
-    OPTISTEP_PETSC(VecRestoreArray(x, &xa));
+    {
+      VecArray xa(x);
+      for (std::size_t k = 0; k < level_.owned_nodes.size(); ++k)
+        for (int d = 0; d < 3; ++d) xa[3 * k + d] = level_.owned_nodes[k][d];
+    }
     UpdateGhosts(x, ghost);
-    const PetscScalar* ga = nullptr;
-    OPTISTEP_PETSC(VecGetArrayRead(ghost, &ga));
+    VecArrayRead ga(ghost);
     ghost_nodes_.resize(n_ghost);
     for (PetscInt k = 0; k < n_ghost; ++k)
       for (int d = 0; d < 3; ++d) ghost_nodes_[k][d] = static_cast<int>(std::lround(ga[3 * k + d]));
-    OPTISTEP_PETSC(VecRestoreArrayRead(ghost, &ga));
-    VecDestroy(&x);
-    VecDestroy(&ghost);
   }
   Blocks b = Get();
   int reach = 0;
@@ -61,13 +54,10 @@ GridOperator::GridOperator(const GridInfo& level, Mat A) : level_(level), A_(A) 
       for (PetscInt e = b.o_i[r]; e < b.o_i[r + 1]; ++e) reach = std::max(reach, far(row, ghost_nodes_[b.o_j[e]]));
   }
   Restore(&b);
-  MPI_Allreduce(&reach, &reach_, 1, MPI_INT, MPI_MAX, PetscObjectComm(reinterpret_cast<PetscObject>(A_)));
+  MPI_Allreduce(&reach, &reach_, 1, MPI_INT, MPI_MAX, PetscObjectComm(reinterpret_cast<PetscObject>(A_.get())));
 }
 
-GridOperator::~GridOperator() {
-  VecScatterDestroy(&scatter_);
-  MatDestroy(&A_);
-}
+GridOperator::~GridOperator() = default;
 
 GridOperator::Blocks GridOperator::Get() const {
   Blocks b;

@@ -15,6 +15,7 @@
 
 #include <vector>
 
+#include "core/PetscHandles.hpp"
 #include "solvers/NodeEmbedding.hpp"
 
 namespace optistep {
@@ -64,11 +65,11 @@ class GridOperator {
 
  private:
   GridInfo level_;
-  Mat A_ = nullptr;
+  OwnedMat A_;
   Mat Ad_ = nullptr, Ao_ = nullptr;
   std::vector<GridCoord> ghost_nodes_;
   std::vector<PetscInt> ghost_ids_;
-  VecScatter scatter_ = nullptr;
+  OwnedVecScatter scatter_;
   int reach_ = 0;
 };
 

@@ -1,18 +1,17 @@
 #include "solvers/LaggedHessianInitializer.hpp"
 
+#include <utility>
+
 #include "core/Error.hpp"
 
 namespace optistep {
 
-LaggedHessianInitializer::~LaggedHessianInitializer() {
-  KSPDestroy(&ksp_);
-  MatDestroy(&H_);
-}
+LaggedHessianInitializer::~LaggedHessianInitializer() = default;
 
 void LaggedHessianInitializer::SetFromOptions() {
-  KSPDestroy(&ksp_);
+  ksp_.reset();
   CallReadingOptions("lbfgsh_", [&] {
-    PetscCall(KSPCreate(comm_, &ksp_));
+    PetscCall(KSPCreate(comm_, ksp_.out()));
     PetscCall(KSPSetOptionsPrefix(ksp_, "lbfgsh_"));
     PetscCall(KSPSetType(ksp_, diagonal_only_ ? KSPPREONLY : KSPCG));
     PC pc = nullptr;
@@ -31,14 +30,11 @@ void LaggedHessianInitializer::SetUp(IncrementalPotential& potential, Vec u0) {
   // hands out its one matrix, refilled in place: the KSP is kept, so that a
   // preconditioner whose structure follows the nonzero pattern keeps it (a
   // factorization's symbolic phase, GAMG's aggregates) while the pattern holds.
-  Mat H = potential.CreateHessian();
-  if (H != H_) {
+  OwnedMat H(potential.CreateHessian());
+  if (H.get() != H_.get()) {
     OPTISTEP_PETSC(KSPReset(ksp_));
-    MatDestroy(&H_);
-    H_ = H;
-  } else {
-    MatDestroy(&H);  // the reference CreateHessian added
-  }
+    H_ = std::move(H);
+  }  // else H gives up the reference CreateHessian added
   potential.Hessian(u0, H_);
   OPTISTEP_PETSC(KSPSetOperators(ksp_, H_, H_));
   CallReadingOptions("lbfgsh_", [&] { return KSPSetUp(ksp_); });

@@ -4,6 +4,7 @@
 // and jacobi: solvers/Initializer.hpp).
 #include <petscksp.h>
 
+#include "core/PetscHandles.hpp"
 #include "solvers/Initializer.hpp"
 
 namespace optistep {
@@ -25,8 +26,8 @@ class LaggedHessianInitializer : public InverseHessianInitializer {
   MPI_Comm comm_;
   MinimizerDefaults defaults_;
   bool diagonal_only_;
-  KSP ksp_ = nullptr;
-  Mat H_ = nullptr;
+  OwnedKsp ksp_;
+  OwnedMat H_;
 };
 
 }  // namespace optistep

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <iterator>
+#include <utility>
 
 #include "core/Error.hpp"
 #include "solvers/InitializerFactory.hpp"
@@ -68,15 +69,9 @@ LbfgsMinimizer::LbfgsMinimizer(MPI_Comm comm, const SolverConfig& config,
       refresh_stall_(method.refresh_stall),
       refresh_at_cap_(method.refresh_at_cap ? PETSC_TRUE : PETSC_FALSE) {}
 
-LbfgsMinimizer::~LbfgsMinimizer() {
-  ClearHistory();
-  VecDestroy(&q_);
-  VecDestroy(&Hd_);
-}
+LbfgsMinimizer::~LbfgsMinimizer() = default;
 
 void LbfgsMinimizer::ClearHistory() {
-  for (Vec& v : s_) VecDestroy(&v);
-  for (Vec& v : y_) VecDestroy(&v);
   s_.clear();
   y_.clear();
   rho_.clear();
@@ -162,7 +157,7 @@ double LbfgsMinimizer::InitialStep(Vec d, double gd) {
     throw InputError("-" + prefix_ + "initial_step lagged_hessian: the initializer " +
                      initializer_->Type() + " holds no lagged Hessian (subdomains, lagged_hessian and "
                      "jacobi do)");
-  if (!Hd_) OPTISTEP_PETSC(VecDuplicate(d, &Hd_));
+  if (!Hd_) OPTISTEP_PETSC(VecDuplicate(d, Hd_.out()));
   OPTISTEP_PETSC(MatMult(H, d, Hd_));
   PetscScalar dHd = 0.0;
   OPTISTEP_PETSC(VecDot(d, Hd_, &dHd));
@@ -221,14 +216,13 @@ SolveReport LbfgsMinimizer::Minimize(IncrementalPotential& potential, Vec u) {
   SolveReport report;
   LayoutChanged(u);
   ClearHistory();
-  VecDestroy(&q_);
-  VecDestroy(&Hd_);
-  OPTISTEP_PETSC(VecDuplicate(u, &q_));
-  Vec g = nullptr, d = nullptr, backup = nullptr, g_old = nullptr;
-  OPTISTEP_PETSC(VecDuplicate(u, &g));
-  OPTISTEP_PETSC(VecDuplicate(u, &d));
-  OPTISTEP_PETSC(VecDuplicate(u, &backup));
-  OPTISTEP_PETSC(VecDuplicate(u, &g_old));
+  Hd_.reset();
+  OPTISTEP_PETSC(VecDuplicate(u, q_.out()));
+  OwnedVec g, d, backup, g_old;
+  OPTISTEP_PETSC(VecDuplicate(u, g.out()));
+  OPTISTEP_PETSC(VecDuplicate(u, d.out()));
+  OPTISTEP_PETSC(VecDuplicate(u, backup.out()));
+  OPTISTEP_PETSC(VecDuplicate(u, g_old.out()));
   termination_.SetUp(potential, u);
   line_search_.SetPotential(&potential);
   {
@@ -300,27 +294,22 @@ SolveReport LbfgsMinimizer::Minimize(IncrementalPotential& potential, Vec u) {
       }
       potential.ProjectIterate(u, g, &energy);
       // s = u_new - u_old, y = g_new - g_old; a pair with s^T y <= 0 is skipped.
-      Vec s = nullptr, y = nullptr;
-      OPTISTEP_PETSC(VecDuplicate(u, &s));
-      OPTISTEP_PETSC(VecDuplicate(u, &y));
+      OwnedVec s, y;
+      OPTISTEP_PETSC(VecDuplicate(u, s.out()));
+      OPTISTEP_PETSC(VecDuplicate(u, y.out()));
       OPTISTEP_PETSC(VecWAXPY(s, -1.0, backup, u));
       OPTISTEP_PETSC(VecWAXPY(y, -1.0, g_old, g));
       PetscScalar sy = 0.0;
       OPTISTEP_PETSC(VecDot(s, y, &sy));
       if (sy > 0.0) {
         if (static_cast<int>(s_.size()) == window_) {
-          VecDestroy(&s_.front());
-          VecDestroy(&y_.front());
           s_.erase(s_.begin());
           y_.erase(y_.begin());
           rho_.erase(rho_.begin());
         }
-        s_.push_back(s);
-        y_.push_back(y);
+        s_.push_back(std::move(s));
+        y_.push_back(std::move(y));
         rho_.push_back(1.0 / sy);
-      } else {
-        VecDestroy(&s);
-        VecDestroy(&y);
       }
       residual = termination_.Measure(u, g);
       Monitor("  %s %3d  E %.10e  |g| %.3e  cn %.3e  rigid %.3e  pairs %d  alpha %.3g\n", type_.c_str(),
@@ -350,10 +339,6 @@ SolveReport LbfgsMinimizer::Minimize(IncrementalPotential& potential, Vec u) {
   }
 
   ClearHistory();
-  VecDestroy(&g);
-  VecDestroy(&d);
-  VecDestroy(&backup);
-  VecDestroy(&g_old);
   return report;
 }
 

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "core/PetscHandles.hpp"
 #include "solvers/Initializer.hpp"
 #include "solvers/Minimizer.hpp"
 
@@ -99,10 +100,10 @@ class LbfgsMinimizer : public Minimizer {
   int refresh_stall_window_ = 5;              ///< -<prefix>refresh_stall_window
   PetscBool refresh_at_cap_ = PETSC_FALSE;    ///< -<prefix>refresh_at_cap
   int refresh_max_ = 4;                       ///< -<prefix>refresh_max
-  std::vector<Vec> s_, y_;    ///< the pairs, oldest first
+  std::vector<OwnedVec> s_, y_;  ///< the pairs, oldest first
   std::vector<double> rho_;   ///< 1 / (y^T s) per pair
-  Vec q_ = nullptr;           ///< recursion work vector
-  Vec Hd_ = nullptr;          ///< H d, for the lagged-Hessian initial step
+  OwnedVec q_;                ///< recursion work vector
+  OwnedVec Hd_;               ///< H d, for the lagged-Hessian initial step
 };
 
 }  // namespace optistep

@@ -45,11 +45,11 @@ PetscErrorCode Objective(TaoLineSearch, Vec x, PetscReal* f, void* ctx) {
 LineSearch::LineSearch(MPI_Comm comm, const std::string& prefix, const char* default_type)
     : comm_(comm), prefix_(prefix), default_type_(default_type) {}
 
-LineSearch::~LineSearch() { TaoLineSearchDestroy(&tao_ls_); }
+LineSearch::~LineSearch() = default;
 
 void LineSearch::Reset() {
-  TaoLineSearchDestroy(&tao_ls_);
-  OPTISTEP_PETSC(TaoLineSearchCreate(comm_, &tao_ls_));
+  tao_ls_.reset();
+  OPTISTEP_PETSC(TaoLineSearchCreate(comm_, tao_ls_.out()));
   OPTISTEP_PETSC(TaoLineSearchSetOptionsPrefix(tao_ls_, prefix_.c_str()));
   OPTISTEP_PETSC(TaoLineSearchSetType(tao_ls_, default_type_));
   OPTISTEP_PETSC(TaoLineSearchSetFromOptions(tao_ls_));
@@ -66,7 +66,7 @@ void LineSearch::SetPotential(IncrementalPotential* potential) {
   // one: two passes over the elements where the first trial is taken (DOT: nearly always);
   // without E alone each trial is one pass. More-Thuente always asks for both.
   PetscBool armijo = PETSC_FALSE;
-  OPTISTEP_PETSC(PetscObjectTypeCompare(reinterpret_cast<PetscObject>(tao_ls_), TAOLINESEARCHARMIJO, &armijo));
+  OPTISTEP_PETSC(PetscObjectTypeCompare(reinterpret_cast<PetscObject>(tao_ls_.get()), TAOLINESEARCHARMIJO, &armijo));
   if (!armijo) OPTISTEP_PETSC(TaoLineSearchSetObjectiveRoutine(tao_ls_, Objective, potential));
   backtracking_ = armijo == PETSC_TRUE;
 }

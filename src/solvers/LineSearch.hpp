@@ -8,6 +8,7 @@
 
 #include <string>
 
+#include "core/PetscHandles.hpp"
 #include "solvers/IncrementalPotential.hpp"
 
 namespace optistep {
@@ -57,7 +58,7 @@ class LineSearch {
   MPI_Comm comm_;
   std::string prefix_;
   const char* default_type_;
-  TaoLineSearch tao_ls_ = nullptr;
+  OwnedTaoLineSearch tao_ls_;
   IncrementalPotential* potential_ = nullptr;
   bool backtracking_ = false;  ///< armijo: rejected trials only halve the step
 };

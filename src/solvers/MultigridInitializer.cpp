@@ -29,16 +29,12 @@ MultigridInitializer::MultigridInitializer(MPI_Comm comm, const SolverConfig& co
   if (!defaults.grid) tet_multigrid_ = std::make_unique<TetGridMultigrid>(comm, prefix_, config);
 }
 
-MultigridInitializer::~MultigridInitializer() {
-  KSPDestroy(&ksp_);
-  KSPDestroy(&fallback_);
-  MatDestroy(&H_);
-}
+MultigridInitializer::~MultigridInitializer() = default;
 
 void MultigridInitializer::SetFromOptions() {
-  KSPDestroy(&ksp_);
-  KSPDestroy(&fallback_);
-  OPTISTEP_PETSC(KSPCreate(comm_, &ksp_));
+  ksp_.reset();
+  fallback_.reset();
+  OPTISTEP_PETSC(KSPCreate(comm_, ksp_.out()));
   OPTISTEP_PETSC(KSPSetOptionsPrefix(ksp_, prefix_.c_str()));
   OPTISTEP_PETSC(KSPSetType(ksp_, KSPPREONLY));
   PC pc = nullptr;
@@ -49,7 +45,7 @@ void MultigridInitializer::SetFromOptions() {
     multigrid_.Configure(pc);
   CallReadingOptions(prefix_, [&] { return KSPSetFromOptions(ksp_); });
   CallReadingOptions(fallback_prefix_.c_str(), [&] {
-    PetscCall(KSPCreate(comm_, &fallback_));
+    PetscCall(KSPCreate(comm_, fallback_.out()));
     PetscCall(KSPSetOptionsPrefix(fallback_, fallback_prefix_.c_str()));
     PetscCall(KSPSetType(fallback_, KSPCG));
     PC fallback_pc = nullptr;
@@ -68,7 +64,7 @@ void MultigridInitializer::SetUp(IncrementalPotential& potential, Vec u0) {
     // matrix, refilled in place.
     OPTISTEP_PETSC(KSPReset(fallback_));
     fell_back_ = false;
-    if (!H_) H_ = potential.CreateHessian();
+    if (!H_) H_.reset(potential.CreateHessian());
     potential.Hessian(u0, H_);
     PC pc = nullptr;
     OPTISTEP_PETSC(KSPGetPC(ksp_, &pc));
@@ -107,8 +103,8 @@ void MultigridInitializer::SetUp(IncrementalPotential& potential, Vec u0) {
   }
   OPTISTEP_PETSC(KSPReset(ksp_));
   multigrid_.Reset();
-  MatDestroy(&H_);
-  H_ = potential.CreateHessian();
+  H_.reset();
+  H_.reset(potential.CreateHessian());
   MatType type = nullptr;
   OPTISTEP_PETSC(MatGetType(H_, &type));
   PetscBool shell = PETSC_FALSE;

@@ -16,6 +16,7 @@
 // The V-cycle, the fallback, the reuse and the limits: docs/methods/hot.md.
 #include <memory>
 
+#include "core/PetscHandles.hpp"
 #include "solvers/GridMultigrid.hpp"
 #include "solvers/Initializer.hpp"
 #include "solvers/TetGridMultigrid.hpp"
@@ -60,9 +61,9 @@ class MultigridInitializer : public InverseHessianInitializer {
   GridMultigrid multigrid_;
   /// FEM: the embedded-grid multigrid (multigrid_ unused).
   std::unique_ptr<TetGridMultigrid> tet_multigrid_;
-  KSP ksp_ = nullptr;
-  KSP fallback_ = nullptr;
-  Mat H_ = nullptr;
+  OwnedKsp ksp_;
+  OwnedKsp fallback_;
+  OwnedMat H_;
   bool fell_back_ = false;
   int built_ = 0, reused_ = 0;  // hierarchies built and reused, for -info
 };

@@ -20,7 +20,7 @@ NewtonMinimizer::NewtonMinimizer(MPI_Comm comm, const SolverConfig& config,
       forcing_sigma_(config.forcing_sigma),
       forcing_(config.forcing) {}
 
-NewtonMinimizer::~NewtonMinimizer() { KSPDestroy(&ksp_); }
+NewtonMinimizer::~NewtonMinimizer() = default;
 
 PetscErrorCode NewtonMinimizer::AddOptions(PetscOptionItems* PetscOptionsObject) {
   PetscCall(PetscOptionsReal("-kappa", "Downhill check: -g.d >= kappa |g| |d|, else -g (Gast Sec. 3.1: "
@@ -46,7 +46,7 @@ PetscErrorCode NewtonMinimizer::AddOptions(PetscOptionItems* PetscOptionsObject)
 }
 
 void NewtonMinimizer::SetUpObjects() {
-  KSPDestroy(&ksp_);
+  ksp_.reset();
   multigrid_.reset();
   tet_multigrid_.reset();
   // The grid multigrid's defaults go on the PC before the options are read: decide now
@@ -65,7 +65,7 @@ void NewtonMinimizer::SetUpObjects() {
     tet_multigrid_->CreateInner();
   }
   CallReadingOptions(prefix_, [&] {
-    PetscCall(KSPCreate(comm_, &ksp_));
+    PetscCall(KSPCreate(comm_, ksp_.out()));
     PetscCall(KSPSetOptionsPrefix(ksp_, prefix_.c_str()));
     PetscCall(KSPSetType(ksp_, KSPCG));
     PC pc = nullptr;
@@ -83,7 +83,7 @@ void NewtonMinimizer::SetUpObjects() {
     // HOT's inexact CG measures residuals in the preconditioner's norm sqrt(r^T B r), CG's
     // "natural" norm (other Krylov methods keep their own).
     PetscBool is_cg = PETSC_FALSE;
-    PetscCall(PetscObjectTypeCompare(reinterpret_cast<PetscObject>(ksp_), KSPCG, &is_cg));
+    PetscCall(PetscObjectTypeCompare(reinterpret_cast<PetscObject>(ksp_.get()), KSPCG, &is_cg));
     if (forcing_ == Forcing::kPreconditioned && is_cg) PetscCall(KSPSetNormType(ksp_, KSP_NORM_NATURAL));
     return PetscErrorCode(0);
   });
@@ -128,11 +128,11 @@ SolveReport NewtonMinimizer::Minimize(IncrementalPotential& potential, Vec u) {
   if (LayoutChanged(u) || multigrid_) OPTISTEP_PETSC(KSPReset(ksp_));
   if (multigrid_) multigrid_->Reset();
   bool levels_built = false;
-  Vec g = nullptr, d = nullptr, work = nullptr;
-  OPTISTEP_PETSC(VecDuplicate(u, &g));
-  OPTISTEP_PETSC(VecDuplicate(u, &d));
-  OPTISTEP_PETSC(VecDuplicate(u, &work));
-  Mat H = potential.CreateHessian();
+  OwnedVec g, d, work;
+  OPTISTEP_PETSC(VecDuplicate(u, g.out()));
+  OPTISTEP_PETSC(VecDuplicate(u, d.out()));
+  OPTISTEP_PETSC(VecDuplicate(u, work.out()));
+  OwnedMat H(potential.CreateHessian());
   termination_.SetUp(potential, u);
   // The preconditioned forcing term's floor; sticky nodes carry an infinite tolerance and
   // do not count towards it.
@@ -230,10 +230,6 @@ SolveReport NewtonMinimizer::Minimize(IncrementalPotential& potential, Vec u) {
             static_cast<int>(ksp_its), KSPConvergedReasons[ksp_reason], searched.step);
   }
 
-  MatDestroy(&H);
-  VecDestroy(&g);
-  VecDestroy(&d);
-  VecDestroy(&work);
   return report;
 }
 

@@ -18,6 +18,7 @@
 #include <memory>
 #include <string>
 
+#include "core/PetscHandles.hpp"
 #include "solvers/GridMultigrid.hpp"
 #include "solvers/Minimizer.hpp"
 #include "solvers/TetGridMultigrid.hpp"
@@ -59,7 +60,7 @@ class NewtonMinimizer : public Minimizer {
   double step_clamp_;
   double forcing_sigma_;
   Forcing forcing_;
-  KSP ksp_ = nullptr;
+  OwnedKsp ksp_;
 };
 
 }  // namespace optistep

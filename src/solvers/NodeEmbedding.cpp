@@ -297,8 +297,8 @@ Coarsening Coarsen(MPI_Comm comm, const GridInfo& fine, Embedding embedding,
           (id >= first && id < first + n_owned ? d_nnz[k] : o_nnz[k])++;
         }
   }
-  Mat P1 = nullptr;
-  OPTISTEP_PETSC(MatCreate(comm, &P1));
+  OwnedMat P1;
+  OPTISTEP_PETSC(MatCreate(comm, P1.out()));
   OPTISTEP_PETSC(MatSetSizes(P1, n_fine, n_owned, fine.n_global, coarse.n_global));
   OPTISTEP_PETSC(MatSetType(P1, MATAIJ));
   OPTISTEP_PETSC(MatXAIJSetPreallocation(P1, 1, d_nnz.data(), o_nnz.data(), nullptr, nullptr));
@@ -318,8 +318,7 @@ Coarsening Coarsen(MPI_Comm comm, const GridInfo& fine, Embedding embedding,
   }
   OPTISTEP_PETSC(MatAssemblyBegin(P1, MAT_FINAL_ASSEMBLY));
   OPTISTEP_PETSC(MatAssemblyEnd(P1, MAT_FINAL_ASSEMBLY));
-  OPTISTEP_PETSC(MatCreateMAIJ(P1, 3, &result.P));
-  MatDestroy(&P1);
+  OPTISTEP_PETSC(MatCreateMAIJ(P1, 3, result.P.out()));
   if (coarse_directory) *coarse_directory = std::move(directory);
   return result;
 }
@@ -327,7 +326,7 @@ Coarsening Coarsen(MPI_Comm comm, const GridInfo& fine, Embedding embedding,
 Mat BuildProlongation(MPI_Comm comm, const GridInfo& fine, Embedding embedding, GridInfo* coarse) {
   Coarsening c = Coarsen(comm, fine, embedding);
   *coarse = std::move(c.coarse);
-  return c.P;
+  return c.P.release();
 }
 
 }  // namespace optistep

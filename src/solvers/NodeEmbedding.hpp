@@ -21,6 +21,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/PetscHandles.hpp"
 #include "solvers/IncrementalPotential.hpp"
 
 namespace optistep {
@@ -110,7 +111,7 @@ struct Coarsening {
   /// The prolongation, 3 n_fine x 3 n_coarse (rows in the fine level's ownership, the
   /// layout of its vectors; columns in the coarse level's): the scalar weights as a PETSc
   /// MAIJ matrix with 3 components (weight times the 3x3 identity), dimensionless.
-  Mat P = nullptr;
+  OwnedMat P;
 };
 
 /// Collective on comm. From the fine level (its owned nodes in PETSc order, dx,

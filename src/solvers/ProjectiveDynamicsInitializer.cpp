@@ -4,14 +4,11 @@
 
 namespace optistep {
 
-ProjectiveDynamicsInitializer::~ProjectiveDynamicsInitializer() {
-  KSPDestroy(&ksp_);
-  MatDestroy(&A_);
-}
+ProjectiveDynamicsInitializer::~ProjectiveDynamicsInitializer() = default;
 
 void ProjectiveDynamicsInitializer::SetFromOptions() {
-  KSPDestroy(&ksp_);
-  ksp_ = CreateCholeskyKsp(comm_, "lbfgspd_", MATSOLVERMUMPS);
+  ksp_.reset();
+  ksp_.reset(CreateCholeskyKsp(comm_, "lbfgspd_", MATSOLVERMUMPS));
   AbandonableKrylov(ksp_);
 }
 
@@ -19,8 +16,8 @@ void ProjectiveDynamicsInitializer::SetUp(IncrementalPotential& potential, Vec) 
   // The matrix depends on dt alone: factored again only when dt differs from the last
   // factored one (the first step, a halved step and the step after it).
   if (A_ && potential.StepSize() == factored_dt_) return;
-  MatDestroy(&A_);
-  A_ = potential.RestShapeMatrix();
+  A_.reset();
+  A_.reset(potential.RestShapeMatrix());
   factored_dt_ = potential.StepSize();
   OPTISTEP_PETSC(KSPSetOperators(ksp_, A_, A_));
   CallReadingOptions("lbfgspd_", [&] { return KSPSetUp(ksp_); });

@@ -5,6 +5,7 @@
 // changes (type projective_dynamics: solvers/Initializer.hpp). FEM only.
 #include <petscksp.h>
 
+#include "core/PetscHandles.hpp"
 #include "solvers/Initializer.hpp"
 
 namespace optistep {
@@ -21,8 +22,8 @@ class ProjectiveDynamicsInitializer : public InverseHessianInitializer {
 
  private:
   MPI_Comm comm_;
-  KSP ksp_ = nullptr;
-  Mat A_ = nullptr;
+  OwnedKsp ksp_;
+  OwnedMat A_;
   double factored_dt_ = 0.0;
 };
 

@@ -80,21 +80,10 @@ SubdomainInitializer::SubdomainInitializer(MPI_Comm comm, const DotConfig& confi
 SubdomainInitializer::~SubdomainInitializer() {
   DestroySubdomains();
   DestroyCoarseSpace();
-  KSPDestroy(&coarse_ksp_);
-  KSPDestroy(&krylov_);
-  MatDestroy(&H_);
-  VecDestroy(&lagged_point_);
-  VecDestroy(&lagged_mask_);
-  VecDestroy(&v_);
-  VecDestroy(&w_);
 }
 
 void SubdomainInitializer::DestroySubdomains() {
   if (submatrices_) MatDestroySubMatrices(static_cast<PetscInt>(nodes_.size()), &submatrices_);
-  for (IS& is : index_sets_) ISDestroy(&is);
-  for (KSP& ksp : ksps_) KSPDestroy(&ksp);
-  for (Vec& v : rhs_j_) VecDestroy(&v);
-  for (Vec& v : solution_j_) VecDestroy(&v);
   index_sets_.clear();
   ksps_.clear();
   rhs_j_.clear();
@@ -102,29 +91,29 @@ void SubdomainInitializer::DestroySubdomains() {
   nodes_.clear();
   parts_.clear();
   tet_ids_.clear();
-  VecDestroy(&rhs_all_);
-  VecDestroy(&solution_all_);
-  VecScatterDestroy(&to_subdomains_);
-  VecDestroy(&weights_);
-  VecDestroy(&sqrt_weights_all_);
-  VecDestroy(&unity_all_);
-  VecDestroy(&core_all_);
+  rhs_all_.reset();
+  solution_all_.reset();
+  to_subdomains_.reset();
+  weights_.reset();
+  sqrt_weights_all_.reset();
+  unity_all_.reset();
+  core_all_.reset();
   built_ = false;
 }
 
 void SubdomainInitializer::DestroyCoarseSpace() {
-  MatDestroy(&Z_);
-  MatDestroy(&Zt_);
-  MatDestroy(&HZ_);
-  MatDestroy(&HZt_);
-  MatDestroy(&A0_distributed_);
-  MatDestroy(&A0_);
-  VecDestroy(&coarse_);
-  VecDestroy(&coarse_y_);
-  VecDestroy(&coarse_t_);
-  VecDestroy(&coarse_all_);
-  VecDestroy(&coarse_solution_all_);
-  VecScatterDestroy(&coarse_to_all_);
+  Z_.reset();
+  Zt_.reset();
+  HZ_.reset();
+  HZt_.reset();
+  A0_distributed_.reset();
+  A0_.reset();
+  coarse_.reset();
+  coarse_y_.reset();
+  coarse_t_.reset();
+  coarse_all_.reset();
+  coarse_solution_all_.reset();
+  coarse_to_all_.reset();
   coarse_pattern_.clear();
   coarse_ready_ = false;
 }
@@ -195,10 +184,10 @@ void SubdomainInitializer::SetFromOptions() {
   if (!(refactor_growth_ >= 0.0)) throw InputError("-dot_refactor_growth: expected a number >= 0");
   fallback_ = CreateInitializer(comm_, "lagged_hessian", SolverConfig{}, defaults_, "-dot_initializer");
   fallback_->SetFromOptions();
-  KSPDestroy(&krylov_);
+  krylov_.reset();
   if (krylov_its_ > 0) {
     CallReadingOptions("dot_krylov_", [&] {
-      PetscCall(KSPCreate(comm_, &krylov_));
+      PetscCall(KSPCreate(comm_, krylov_.out()));
       PetscCall(KSPSetOptionsPrefix(krylov_, "dot_krylov_"));
       PetscCall(KSPSetType(krylov_, KSPCG));
       // A fixed number of iterations: no relative tolerance to meet.
@@ -368,43 +357,42 @@ void SubdomainInitializer::BuildSubdomains(const ElementSets& elements, Vec layo
   const int n_sub = SubdomainCount();
   rhs_.assign(offsets_.back(), 0.0);
   solution_.assign(offsets_.back(), 0.0);
-  OPTISTEP_PETSC(VecCreateSeqWithArray(PETSC_COMM_SELF, 3, offsets_.back(), rhs_.data(), &rhs_all_));
-  OPTISTEP_PETSC(VecCreateSeqWithArray(PETSC_COMM_SELF, 3, offsets_.back(), solution_.data(), &solution_all_));
+  OPTISTEP_PETSC(VecCreateSeqWithArray(PETSC_COMM_SELF, 3, offsets_.back(), rhs_.data(), rhs_all_.out()));
+  OPTISTEP_PETSC(VecCreateSeqWithArray(PETSC_COMM_SELF, 3, offsets_.back(), solution_.data(), solution_all_.out()));
   std::vector<PetscInt> all_nodes;
   for (int j = 0; j < n_sub; ++j) {
-    IS is = nullptr;
+    OwnedIS is;
     OPTISTEP_PETSC(ISCreateBlock(PETSC_COMM_SELF, 3, static_cast<PetscInt>(nodes_[j].size()),
-                                 nodes_[j].data(), PETSC_COPY_VALUES, &is));
-    index_sets_.push_back(is);
+                                 nodes_[j].data(), PETSC_COPY_VALUES, is.out()));
+    index_sets_.push_back(std::move(is));
     all_nodes.insert(all_nodes.end(), nodes_[j].begin(), nodes_[j].end());
     const PetscInt n = offsets_[j + 1] - offsets_[j];
-    Vec b = nullptr, x = nullptr;
-    OPTISTEP_PETSC(VecCreateSeqWithArray(PETSC_COMM_SELF, 3, n, rhs_.data() + offsets_[j], &b));
-    OPTISTEP_PETSC(VecCreateSeqWithArray(PETSC_COMM_SELF, 3, n, solution_.data() + offsets_[j], &x));
-    rhs_j_.push_back(b);
-    solution_j_.push_back(x);
-    ksps_.push_back(CreateCholeskyKsp(PETSC_COMM_SELF, "dot_sub_", MATSOLVERCHOLMOD));
+    OwnedVec b, x;
+    OPTISTEP_PETSC(VecCreateSeqWithArray(PETSC_COMM_SELF, 3, n, rhs_.data() + offsets_[j], b.out()));
+    OPTISTEP_PETSC(VecCreateSeqWithArray(PETSC_COMM_SELF, 3, n, solution_.data() + offsets_[j], x.out()));
+    rhs_j_.push_back(std::move(b));
+    solution_j_.push_back(std::move(x));
+    ksps_.emplace_back(CreateCholeskyKsp(PETSC_COMM_SELF, "dot_sub_", MATSOLVERCHOLMOD));
   }
 
   // Global -> every subdomain's dofs, one after the other: forward INSERT gathers q|S_j,
   // reverse ADD sums the back-solves. PETSc's scatter adds the contributions to a node in
   // a fixed order for a given layout (local ones, then other ranks' in rank order), so the
   // merge is bitwise repeatable.
-  IS from = nullptr;
-  OPTISTEP_PETSC(ISCreateBlock(PETSC_COMM_SELF, 3, static_cast<PetscInt>(all_nodes.size()), all_nodes.data(),
-                               PETSC_COPY_VALUES, &from));
-  OPTISTEP_PETSC(VecScatterCreate(layout, from, rhs_all_, nullptr, &to_subdomains_));
-  ISDestroy(&from);
+  {
+    OwnedIS from;
+    OPTISTEP_PETSC(ISCreateBlock(PETSC_COMM_SELF, 3, static_cast<PetscInt>(all_nodes.size()), all_nodes.data(),
+                                 PETSC_COPY_VALUES, from.out()));
+    OPTISTEP_PETSC(VecScatterCreate(layout, from, rhs_all_, nullptr, to_subdomains_.out()));
+  }
 
   // The cores' mask (overlap > 0): 1 at a subdomain's nodes before the overlap.
   if (overlap_ > 0) {
-    OPTISTEP_PETSC(VecDuplicate(solution_all_, &core_all_));
-    PetscScalar* c = nullptr;
-    OPTISTEP_PETSC(VecGetArray(core_all_, &c));
+    OPTISTEP_PETSC(VecDuplicate(solution_all_, core_all_.out()));
+    VecArray c(core_all_);
     for (int j = 0; j < n_sub; ++j)
       for (std::size_t i = 0; i < core_[j].size(); ++i)
         for (int k = 0; k < 3; ++k) c[offsets_[j] + 3 * static_cast<PetscInt>(i) + k] = core_[j][i] ? 1.0 : 0.0;
-    OPTISTEP_PETSC(VecRestoreArray(core_all_, &c));
   }
   // Global: 1 / (the number of subdomains holding node i, over all ranks), counting the
   // concatenated `holds` (1 where a subdomain holds the node, per component).
@@ -412,38 +400,34 @@ void SubdomainInitializer::BuildSubdomains(const ElementSets& elements, Vec layo
     OPTISTEP_PETSC(VecSet(out, 0.0));
     OPTISTEP_PETSC(VecScatterBegin(to_subdomains_, holds, out, ADD_VALUES, SCATTER_REVERSE));
     OPTISTEP_PETSC(VecScatterEnd(to_subdomains_, holds, out, ADD_VALUES, SCATTER_REVERSE));
-    PetscScalar* w = nullptr;
     PetscInt n_local = 0;
     OPTISTEP_PETSC(VecGetLocalSize(out, &n_local));
-    OPTISTEP_PETSC(VecGetArray(out, &w));
+    VecArray w(out);
     for (PetscInt i = 0; i < n_local; ++i) w[i] = w[i] > 0.0 ? 1.0 / w[i] : 0.0;
-    OPTISTEP_PETSC(VecRestoreArray(out, &w));
   };
   // m_i and w_i = 1 / m_i. With overlap and the average merge (restricted: only core
   // values are merged), m_i counts the subdomains holding node i in their core.
-  OPTISTEP_PETSC(VecDuplicate(layout, &weights_));
+  OPTISTEP_PETSC(VecDuplicate(layout, weights_.out()));
   OPTISTEP_PETSC(VecSet(solution_all_, 1.0));
   reciprocal_count(core_all_ && merge_ == "average" ? core_all_ : solution_all_, weights_);
   if (merge_ == "symmetric") {
-    Vec sqrt_weights = nullptr;
-    OPTISTEP_PETSC(VecDuplicate(weights_, &sqrt_weights));
+    OwnedVec sqrt_weights;
+    OPTISTEP_PETSC(VecDuplicate(weights_, sqrt_weights.out()));
     OPTISTEP_PETSC(VecCopy(weights_, sqrt_weights));
     OPTISTEP_PETSC(VecSqrtAbs(sqrt_weights));
-    OPTISTEP_PETSC(VecDuplicate(rhs_all_, &sqrt_weights_all_));
+    OPTISTEP_PETSC(VecDuplicate(rhs_all_, sqrt_weights_all_.out()));
     OPTISTEP_PETSC(VecScatterBegin(to_subdomains_, sqrt_weights, sqrt_weights_all_, INSERT_VALUES, SCATTER_FORWARD));
     OPTISTEP_PETSC(VecScatterEnd(to_subdomains_, sqrt_weights, sqrt_weights_all_, INSERT_VALUES, SCATTER_FORWARD));
-    VecDestroy(&sqrt_weights);
   }
   // The coarse space's partition of unity 1 / c_i over the cores, 0 off a core.
   if (coarse_space_ == "rigid") {
-    Vec unity = nullptr;
-    OPTISTEP_PETSC(VecDuplicate(layout, &unity));
+    OwnedVec unity;
+    OPTISTEP_PETSC(VecDuplicate(layout, unity.out()));
     reciprocal_count(core_all_ ? core_all_ : solution_all_, unity);
-    OPTISTEP_PETSC(VecDuplicate(rhs_all_, &unity_all_));
+    OPTISTEP_PETSC(VecDuplicate(rhs_all_, unity_all_.out()));
     OPTISTEP_PETSC(VecScatterBegin(to_subdomains_, unity, unity_all_, INSERT_VALUES, SCATTER_FORWARD));
     OPTISTEP_PETSC(VecScatterEnd(to_subdomains_, unity, unity_all_, INSERT_VALUES, SCATTER_FORWARD));
     if (core_all_) OPTISTEP_PETSC(VecPointwiseMult(unity_all_, unity_all_, core_all_));
-    VecDestroy(&unity);
   }
   built_ = true;
 }
@@ -488,9 +472,9 @@ void SubdomainInitializer::BuildCoarseSpace() {
   ScopedPhase timed(kCoarseFactorPhase);
   coarse_ready_ = false;
   // The point's and the mask's values at every subdomain's nodes.
-  Vec x_all = nullptr, mask_all = nullptr;
-  OPTISTEP_PETSC(VecDuplicate(rhs_all_, &x_all));
-  OPTISTEP_PETSC(VecDuplicate(rhs_all_, &mask_all));
+  OwnedVec x_all, mask_all;
+  OPTISTEP_PETSC(VecDuplicate(rhs_all_, x_all.out()));
+  OPTISTEP_PETSC(VecDuplicate(rhs_all_, mask_all.out()));
   for (auto [from, to] : {std::pair<Vec, Vec>{lagged_point_, x_all}, {lagged_mask_, mask_all}}) {
     OPTISTEP_PETSC(VecScatterBegin(to_subdomains_, from, to, INSERT_VALUES, SCATTER_FORWARD));
     OPTISTEP_PETSC(VecScatterEnd(to_subdomains_, from, to, INSERT_VALUES, SCATTER_FORWARD));
@@ -554,8 +538,6 @@ void SubdomainInitializer::BuildCoarseSpace() {
   OPTISTEP_PETSC(VecRestoreArrayRead(x_all, &x));
   OPTISTEP_PETSC(VecRestoreArrayRead(mask_all, &mask));
   OPTISTEP_PETSC(VecRestoreArrayRead(unity_all_, &unity));
-  VecDestroy(&x_all);
-  VecDestroy(&mask_all);
 
   // The same modes with the same entries and H of the same pattern as the last time: the
   // products are refilled (MAT_REUSE_MATRIX), their symbolic phase kept.
@@ -567,7 +549,7 @@ void SubdomainInitializer::BuildCoarseSpace() {
   PetscObjectState h_pattern = 0;
   OPTISTEP_PETSC(MatGetNonzeroState(H_, &h_pattern));
   PetscBool aij = PETSC_FALSE;
-  OPTISTEP_PETSC(PetscObjectTypeCompareAny(reinterpret_cast<PetscObject>(H_), &aij, MATMPIAIJ, MATSEQAIJ, ""));
+  OPTISTEP_PETSC(PetscObjectTypeCompareAny(reinterpret_cast<PetscObject>(H_.get()), &aij, MATMPIAIJ, MATSEQAIJ, ""));
   int same = Zt_ && aij && pattern == coarse_pattern_ && h_pattern == coarse_h_pattern_;
   MPI_Allreduce(MPI_IN_PLACE, &same, 1, MPI_INT, MPI_MIN, comm_);
   const MatReuse reuse = same ? MAT_REUSE_MATRIX : MAT_INITIAL_MATRIX;
@@ -585,7 +567,7 @@ void SubdomainInitializer::BuildCoarseSpace() {
     for (PetscInt k = 0; k < n_modes; ++k)
       for (PetscInt c : modes[k].columns) (c >= first_dof && c < end_dof ? d_nnz[k] : o_nnz[k])++;
     OPTISTEP_PETSC(MatCreateAIJ(comm_, n_modes, n_local, PETSC_DETERMINE, PETSC_DETERMINE, 0, d_nnz.data(), 0,
-                                o_nnz.data(), &Zt_));
+                                o_nnz.data(), Zt_.out()));
   }
   PetscInt first_mode = 0;
   OPTISTEP_PETSC(MatGetOwnershipRange(Zt_, &first_mode, nullptr));
@@ -596,39 +578,40 @@ void SubdomainInitializer::BuildCoarseSpace() {
   }
   OPTISTEP_PETSC(MatAssemblyBegin(Zt_, MAT_FINAL_ASSEMBLY));
   OPTISTEP_PETSC(MatAssemblyEnd(Zt_, MAT_FINAL_ASSEMBLY));
-  OPTISTEP_PETSC(MatTranspose(Zt_, reuse, &Z_));
+  OPTISTEP_PETSC(MatTranspose(Zt_, reuse, Z_.address()));
 
   // H Z and A0 = Z^T (H Z): both products row by row on the rows' owners (PETSc's
   // MatPtAP would add other ranks' contributions in arrival order); (H Z)^T stored, for the
   // applications; then a copy of all of A0 on every rank.
-  Mat H = H_, H_aij = nullptr;
+  Mat H = H_;
+  OwnedMat H_aij;
   if (!aij) {
-    OPTISTEP_PETSC(MatConvert(H_, MATAIJ, MAT_INITIAL_MATRIX, &H_aij));
+    OPTISTEP_PETSC(MatConvert(H_, MATAIJ, MAT_INITIAL_MATRIX, H_aij.out()));
     H = H_aij;
   }
-  OPTISTEP_PETSC(MatMatMult(H, Z_, reuse, PETSC_DEFAULT, &HZ_));
-  MatDestroy(&H_aij);
-  OPTISTEP_PETSC(MatTranspose(HZ_, reuse, &HZt_));
-  OPTISTEP_PETSC(MatMatMult(Zt_, HZ_, reuse, PETSC_DEFAULT, &A0_distributed_));
+  OPTISTEP_PETSC(MatMatMult(H, Z_, reuse, PETSC_DEFAULT, HZ_.address()));
+  H_aij.reset();
+  OPTISTEP_PETSC(MatTranspose(HZ_, reuse, HZt_.address()));
+  OPTISTEP_PETSC(MatMatMult(Zt_, HZ_, reuse, PETSC_DEFAULT, A0_distributed_.address()));
   PetscInt n_coarse = 0;
   OPTISTEP_PETSC(MatGetSize(A0_distributed_, &n_coarse, nullptr));
-  IS all = nullptr;
-  OPTISTEP_PETSC(ISCreateStride(PETSC_COMM_SELF, n_coarse, 0, 1, &all));
+  OwnedIS all;
+  OPTISTEP_PETSC(ISCreateStride(PETSC_COMM_SELF, n_coarse, 0, 1, all.out()));
   Mat* copy = nullptr;
-  OPTISTEP_PETSC(MatCreateSubMatrices(A0_distributed_, 1, &all, &all, MAT_INITIAL_MATRIX, &copy));
-  ISDestroy(&all);
+  OPTISTEP_PETSC(MatCreateSubMatrices(A0_distributed_, 1, all.address(), all.address(), MAT_INITIAL_MATRIX, &copy));
+  all.reset();
   // (A0 + A0^T) / 2: the products' round-off leaves A0 symmetric only to it.
-  Mat transposed = nullptr;
-  MatDestroy(&A0_);
-  OPTISTEP_PETSC(MatTranspose(copy[0], MAT_INITIAL_MATRIX, &transposed));
-  OPTISTEP_PETSC(MatDuplicate(copy[0], MAT_COPY_VALUES, &A0_));
+  OwnedMat transposed;
+  A0_.reset();
+  OPTISTEP_PETSC(MatTranspose(copy[0], MAT_INITIAL_MATRIX, transposed.out()));
+  OPTISTEP_PETSC(MatDuplicate(copy[0], MAT_COPY_VALUES, A0_.out()));
   OPTISTEP_PETSC(MatDestroySubMatrices(1, &copy));
   OPTISTEP_PETSC(MatAXPY(A0_, 1.0, transposed, DIFFERENT_NONZERO_PATTERN));
   OPTISTEP_PETSC(MatScale(A0_, 0.5));
-  MatDestroy(&transposed);
+  transposed.reset();
   OPTISTEP_PETSC(MatSetOption(A0_, MAT_SYMMETRIC, PETSC_TRUE));
 
-  if (!coarse_ksp_) coarse_ksp_ = CreateCholeskyKsp(PETSC_COMM_SELF, "dot_coarse_", MATSOLVERCHOLMOD);
+  if (!coarse_ksp_) coarse_ksp_.reset(CreateCholeskyKsp(PETSC_COMM_SELF, "dot_coarse_", MATSOLVERCHOLMOD));
   // A new matrix, whose size may differ from the last one's: a new symbolic factorization.
   OPTISTEP_PETSC(KSPReset(coarse_ksp_));
   OPTISTEP_PETSC(KSPSetOperators(coarse_ksp_, A0_, A0_));
@@ -645,26 +628,26 @@ void SubdomainInitializer::BuildCoarseSpace() {
     return;
   }
   if (!coarse_) {
-    OPTISTEP_PETSC(MatCreateVecs(Zt_, nullptr, &coarse_));
-    OPTISTEP_PETSC(VecDuplicate(coarse_, &coarse_y_));
-    OPTISTEP_PETSC(VecDuplicate(coarse_, &coarse_t_));
-    OPTISTEP_PETSC(VecScatterCreateToAll(coarse_, &coarse_to_all_, &coarse_all_));
-    OPTISTEP_PETSC(VecDuplicate(coarse_all_, &coarse_solution_all_));
+    OPTISTEP_PETSC(MatCreateVecs(Zt_, nullptr, coarse_.out()));
+    OPTISTEP_PETSC(VecDuplicate(coarse_, coarse_y_.out()));
+    OPTISTEP_PETSC(VecDuplicate(coarse_, coarse_t_.out()));
+    OPTISTEP_PETSC(VecScatterCreateToAll(coarse_, coarse_to_all_.out(), coarse_all_.out()));
+    OPTISTEP_PETSC(VecDuplicate(coarse_all_, coarse_solution_all_.out()));
   }
   if (!v_) {
-    OPTISTEP_PETSC(VecDuplicate(lagged_point_, &v_));
-    OPTISTEP_PETSC(VecDuplicate(lagged_point_, &w_));
+    OPTISTEP_PETSC(VecDuplicate(lagged_point_, v_.out()));
+    OPTISTEP_PETSC(VecDuplicate(lagged_point_, w_.out()));
   }
   coarse_ready_ = true;
 }
 
 void SubdomainInitializer::Factorize(IncrementalPotential& potential, Vec u) {
-  MatDestroy(&H_);
-  H_ = potential.CreateHessian();
+  H_.reset();
+  H_.reset(potential.CreateHessian());
   potential.Hessian(u, H_);
   if (!lagged_point_) {
-    OPTISTEP_PETSC(VecDuplicate(u, &lagged_point_));
-    OPTISTEP_PETSC(VecDuplicate(u, &lagged_mask_));
+    OPTISTEP_PETSC(VecDuplicate(u, lagged_point_.out()));
+    OPTISTEP_PETSC(VecDuplicate(u, lagged_mask_.out()));
   }
   OPTISTEP_PETSC(VecCopy(u, lagged_point_));
   OPTISTEP_PETSC(VecSet(lagged_mask_, 1.0));
@@ -682,7 +665,8 @@ void SubdomainInitializer::FactorLagged(IncrementalPotential& potential) {
     if (submatrices_ && pattern != pattern_state_)
       OPTISTEP_PETSC(MatDestroySubMatrices(SubdomainCount(), &submatrices_));
     pattern_state_ = pattern;
-    OPTISTEP_PETSC(MatCreateSubMatrices(H_, SubdomainCount(), index_sets_.data(), index_sets_.data(),
+    const std::vector<IS> sets(index_sets_.begin(), index_sets_.end());  // PETSc takes an IS array
+    OPTISTEP_PETSC(MatCreateSubMatrices(H_, SubdomainCount(), sets.data(), sets.data(),
                                         submatrices_ ? MAT_REUSE_MATRIX : MAT_INITIAL_MATRIX,
                                         &submatrices_));
     fell_back_ = !Factor();
@@ -704,8 +688,8 @@ void SubdomainInitializer::RestoreLagged(IncrementalPotential& potential, Vec la
   int fits = restored->first_row == first && static_cast<PetscInt>(restored->row_lengths.size()) == end - first;
   MPI_Allreduce(MPI_IN_PLACE, &fits, 1, MPI_INT, MPI_MIN, comm_);
   if (!fits) return;
-  MatDestroy(&H_);
-  H_ = potential.CreateHessian();
+  H_.reset();
+  H_.reset(potential.CreateHessian());
   OPTISTEP_PETSC(MatSetOption(H_, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE));
   std::size_t at = 0;
   for (PetscInt r = first; r < end; ++r) {
@@ -717,15 +701,13 @@ void SubdomainInitializer::RestoreLagged(IncrementalPotential& potential, Vec la
   OPTISTEP_PETSC(MatAssemblyBegin(H_, MAT_FINAL_ASSEMBLY));
   OPTISTEP_PETSC(MatAssemblyEnd(H_, MAT_FINAL_ASSEMBLY));
   if (!lagged_point_) {
-    OPTISTEP_PETSC(VecDuplicate(layout, &lagged_point_));
-    OPTISTEP_PETSC(VecDuplicate(layout, &lagged_mask_));
+    OPTISTEP_PETSC(VecDuplicate(layout, lagged_point_.out()));
+    OPTISTEP_PETSC(VecDuplicate(layout, lagged_mask_.out()));
   }
   for (auto [to, from] : {std::pair<Vec, const std::vector<PetscScalar>*>{lagged_point_, &restored->point},
                           {lagged_mask_, &restored->mask}}) {
-    PetscScalar* a = nullptr;
-    OPTISTEP_PETSC(VecGetArray(to, &a));
-    std::copy(from->begin(), from->end(), a);
-    OPTISTEP_PETSC(VecRestoreArray(to, &a));
+    VecArray a(to);
+    std::copy(from->begin(), from->end(), a.data());
   }
   FactorLagged(potential);
   steps_served_ = restored->steps_served;
@@ -810,13 +792,9 @@ void SubdomainInitializer::CoarseSolve(Mat rows, Vec q, Vec solution) {
   // Every rank solved the same system: take its own rows of the solution.
   PetscInt first = 0, end = 0;
   OPTISTEP_PETSC(VecGetOwnershipRange(solution, &first, &end));
-  const PetscScalar* all = nullptr;
-  PetscScalar* mine = nullptr;
-  OPTISTEP_PETSC(VecGetArrayRead(coarse_solution_all_, &all));
-  OPTISTEP_PETSC(VecGetArray(solution, &mine));
-  std::copy(all + first, all + end, mine);
-  OPTISTEP_PETSC(VecRestoreArray(solution, &mine));
-  OPTISTEP_PETSC(VecRestoreArrayRead(coarse_solution_all_, &all));
+  const VecArrayRead all(coarse_solution_all_);
+  VecArray mine(solution);
+  std::copy(all.data() + first, all.data() + end, mine.data());
 }
 
 void SubdomainInitializer::ApplyPreconditioner(Vec q, Vec r) {
@@ -903,10 +881,11 @@ void SubdomainInitializer::SaveState(CheckpointWriter& out) {
   out.Write("/dot/lagged_hessian_values", DistributedArray<double>{nnz_total, nnz_first, nnz, 1, values.data()});
   for (auto [name, vec] : {std::pair<const char*, Vec>{"/dot/lagged_point", lagged_point_},
                            {"/dot/lagged_mask", lagged_mask_}}) {
-    const PetscScalar* a = nullptr;
-    OPTISTEP_PETSC(VecGetArrayRead(vec, &a));
-    std::vector<double> copy(a, a + n_local);
-    OPTISTEP_PETSC(VecRestoreArrayRead(vec, &a));
+    std::vector<double> copy;
+    {
+      const VecArrayRead a(vec);
+      copy.assign(a.data(), a.data() + n_local);
+    }
     out.Write(name, DistributedArray<double>{n_rows, first, n_local, 1, copy.data()});
   }
   out.WriteAttribute("dot_steps_served", int64_t{steps_served_});

@@ -21,6 +21,7 @@
 #include <memory>
 #include <vector>
 
+#include "core/PetscHandles.hpp"
 #include "io/SceneConfig.hpp"
 #include "solvers/Initializer.hpp"
 
@@ -59,7 +60,7 @@ class SubdomainInitializer : public InverseHessianInitializer {
   int Apply(Vec q, Vec r) override;
   void View(PetscViewer viewer) const override;
   Mat LaggedHessian() const override { return H_; }
-  Vec LaggedPoint() const override { return steps_served_ > 1 ? lagged_point_ : nullptr; }
+  Vec LaggedPoint() const override { return steps_served_ > 1 ? lagged_point_.get() : nullptr; }
   void SaveState(CheckpointWriter& out) override;
   void LoadState(const CheckpointReader& in, bool same_ranks) override;
 
@@ -80,7 +81,7 @@ class SubdomainInitializer : public InverseHessianInitializer {
   bool FellBack() const { return fell_back_; }
   /// The coarse basis Z (n x K6: u's rows, one column per kept rigid-body mode; MPIAIJ),
   /// null without a coarse space or when its factorization failed.
-  Mat CoarseBasis() const { return coarse_ready_ ? Z_ : nullptr; }
+  Mat CoarseBasis() const { return coarse_ready_ ? Z_.get() : nullptr; }
   /// Collective: r = M1 q, the one-level back-solves and merge alone.
   void ApplyOneLevel(Vec q, Vec r);
 
@@ -124,7 +125,7 @@ class SubdomainInitializer : public InverseHessianInitializer {
   int overlap_ = 0;               ///< -dot_overlap: layers added to every subdomain
   int krylov_its_ = 0;            ///< -dot_krylov_its: CG iterations (0: none)
   std::vector<std::vector<char>> core_;  ///< per subdomain and node: in the core (overlap > 0)
-  Vec core_all_ = nullptr;        ///< concatenated core mask (overlap > 0, average merge)
+  OwnedVec core_all_;             ///< concatenated core mask (overlap > 0, average merge)
   int refactor_every_ = 1;        ///< -dot_refactor_every: steps one factorization serves
   double refactor_growth_ = 1.5;  ///< -dot_refactor_growth: iteration growth that refactors
   int steps_served_ = 0;          ///< steps the current factorization has served
@@ -132,38 +133,38 @@ class SubdomainInitializer : public InverseHessianInitializer {
   int applications_ = 0;          ///< Apply calls since the last SetUp
   int first_applications_ = 0;    ///< Apply calls of the first step it served
   int last_applications_ = 0;     ///< Apply calls of the step before the last
-  Mat H_ = nullptr;
-  Vec lagged_point_ = nullptr;    ///< where H_ was taken
-  Vec lagged_mask_ = nullptr;     ///< 1, 0 at components constrained there (Project)
+  OwnedMat H_;
+  OwnedVec lagged_point_;         ///< where H_ was taken
+  OwnedVec lagged_mask_;          ///< 1, 0 at components constrained there (Project)
   std::vector<std::vector<PetscInt>> nodes_;  ///< per subdomain: global node ids, ascending
   std::vector<int> parts_;                    ///< per subdomain: its mesh part (sized), or -1
   std::vector<std::vector<PetscInt>> tet_ids_;  ///< per subdomain: original tet ids, ascending
-  std::vector<IS> index_sets_;                ///< per subdomain: its dofs (block IS, bs 3)
+  std::vector<OwnedIS> index_sets_;           ///< per subdomain: its dofs (block IS, bs 3)
   Mat* submatrices_ = nullptr;                ///< MatCreateSubMatrices' array
   PetscObjectState pattern_state_ = 0;        ///< H_'s nonzero state when they were made
-  std::vector<KSP> ksps_;                     ///< per subdomain: preonly + Cholesky
+  std::vector<OwnedKsp> ksps_;                ///< per subdomain: preonly + Cholesky
   std::vector<PetscInt> offsets_;             ///< per subdomain + 1: start in the buffers
   std::vector<PetscScalar> rhs_, solution_;   ///< the subdomains' values, concatenated
-  Vec rhs_all_ = nullptr, solution_all_ = nullptr;  ///< sequential Vecs on rhs_, solution_
-  std::vector<Vec> rhs_j_, solution_j_;       ///< per subdomain, views into the buffers
-  VecScatter to_subdomains_ = nullptr;        ///< global -> concatenated node sets
-  Vec weights_ = nullptr;                     ///< global: 1 / m_i (average merge)
-  Vec sqrt_weights_all_ = nullptr;            ///< concatenated: (1 / m_i)^(1/2) (symmetric)
-  Vec unity_all_ = nullptr;                   ///< concatenated: the coarse space's 1 / c_i
+  OwnedVec rhs_all_, solution_all_;           ///< sequential Vecs on rhs_, solution_
+  std::vector<OwnedVec> rhs_j_, solution_j_;  ///< per subdomain, views into the buffers
+  OwnedVecScatter to_subdomains_;             ///< global -> concatenated node sets
+  OwnedVec weights_;                          ///< global: 1 / m_i (average merge)
+  OwnedVec sqrt_weights_all_;                 ///< concatenated: (1 / m_i)^(1/2) (symmetric)
+  OwnedVec unity_all_;                        ///< concatenated: the coarse space's 1 / c_i
   // Coarse space (coarse_ == "rigid").
   bool coarse_ready_ = false;
-  Mat Z_ = nullptr, Zt_ = nullptr;            ///< the basis and its stored transpose
-  Mat HZ_ = nullptr, HZt_ = nullptr;          ///< H Z and its stored transpose
-  Mat A0_distributed_ = nullptr;              ///< Z^T H Z
-  Mat A0_ = nullptr;                          ///< (A0 + A0^T) / 2 on every rank (sequential)
+  OwnedMat Z_, Zt_;                           ///< the basis and its stored transpose
+  OwnedMat HZ_, HZt_;                         ///< H Z and its stored transpose
+  OwnedMat A0_distributed_;                   ///< Z^T H Z
+  OwnedMat A0_;                               ///< (A0 + A0^T) / 2 on every rank (sequential)
   std::vector<PetscInt> coarse_pattern_;      ///< Z^T's rows' columns when it was made
   PetscObjectState coarse_h_pattern_ = 0;     ///< H's nonzero state then
-  KSP coarse_ksp_ = nullptr;                  ///< preonly + Cholesky of A0_
-  Vec coarse_ = nullptr, coarse_y_ = nullptr, coarse_t_ = nullptr;  ///< coarse layout
-  Vec coarse_all_ = nullptr, coarse_solution_all_ = nullptr;       ///< all of it, every rank
-  VecScatter coarse_to_all_ = nullptr;
-  Vec v_ = nullptr, w_ = nullptr;             ///< work vectors, u's layout
-  KSP krylov_ = nullptr;                      ///< -dot_krylov_its > 0
+  OwnedKsp coarse_ksp_;                       ///< preonly + Cholesky of A0_
+  OwnedVec coarse_, coarse_y_, coarse_t_;     ///< coarse layout
+  OwnedVec coarse_all_, coarse_solution_all_;  ///< all of it, every rank
+  OwnedVecScatter coarse_to_all_;
+  OwnedVec v_, w_;                            ///< work vectors, u's layout
+  OwnedKsp krylov_;                           ///< -dot_krylov_its > 0
   std::unique_ptr<InverseHessianInitializer> fallback_;  ///< LBFGS-H, after a failed factorization
   // A checkpoint's lagged state, read by LoadState and used by the next SetUp.
   struct Restored {

@@ -61,9 +61,9 @@ TetGridMultigrid::TetGridMultigrid(MPI_Comm comm, std::string prefix, const Solv
                  SceneEmbedding(config), config.scene_path) {}
 
 TetGridMultigrid::~TetGridMultigrid() {
-  PCDestroy(&inner_);
+  inner_.reset();
   multigrid_.Reset();
-  MatDestroy(&P0_);
+  P0_.reset();
 }
 
 PetscErrorCode TetGridMultigrid::ReadOptions() {
@@ -110,9 +110,9 @@ void TetGridMultigrid::Configure(PC pc) {
 }
 
 void TetGridMultigrid::CreateInner() {
-  PCDestroy(&inner_);
+  inner_.reset();
   CallReadingOptions(prefix_, [&] {
-    PetscCall(PCCreate(comm_, &inner_));
+    PetscCall(PCCreate(comm_, inner_.out()));
     PetscCall(PCSetOptionsPrefix(inner_, prefix_.c_str()));
     return PetscErrorCode(0);
   });
@@ -125,7 +125,7 @@ void TetGridMultigrid::WrapAsShell(PC outer) {
   // shell replaces it.
   CallReadingOptions(prefix_, [&] {
     PetscCall(PCSetType(outer, PCSHELL));
-    PetscCall(PCShellSetContext(outer, inner_));
+    PetscCall(PCShellSetContext(outer, inner_.get()));
     PetscCall(PCShellSetApply(outer, ApplyShell));
     PetscCall(PCShellSetView(outer, ViewShell));
     PetscCall(PCShellSetName(outer, "embedded-grid multigrid V-cycle"));
@@ -138,8 +138,7 @@ int TetGridMultigrid::AutomaticLevels(const GridInfo& first_grid) const {
   GridInfo fine = first_grid;
   while (fine.n_global > kCoarsestNodes) {
     GridInfo coarse;
-    Mat P = BuildProlongation(comm_, fine, multigrid_.embedding(), &coarse);
-    MatDestroy(&P);
+    const OwnedMat P(BuildProlongation(comm_, fine, multigrid_.embedding(), &coarse));  // coarse is what counts
     if (coarse.n_global >= fine.n_global) break;
     ++levels;
     fine = std::move(coarse);
@@ -155,16 +154,16 @@ void TetGridMultigrid::BuildHierarchy(PC pc, IncrementalPotential& potential, Ma
   h_ = ratio_ * MeanNodeSpacing(*nodes);
   const int asked = multigrid_.levels();
   int levels = 1;
-  MatDestroy(&P0_);
+  P0_.reset();
   if (automatic_levels_ || asked > 1) {
     // The gap between bodies' grids must outlast the levels below (-1: as many as a grid
     // can shrink).
     const int below = automatic_levels_ ? -1 : asked - 2;
-    P0_ = BuildTetGridProlongation(comm_, *nodes, h_, below, &first_grid_);
+    P0_.reset(BuildTetGridProlongation(comm_, *nodes, h_, below, &first_grid_));
     if (first_grid_.n_global < nodes->n_global) {
       levels = automatic_levels_ ? AutomaticLevels(first_grid_) : asked;
     } else {
-      MatDestroy(&P0_);  // automatic levels on a mesh too small for a grid: the smoother alone
+      P0_.reset();  // automatic levels on a mesh too small for a grid: the smoother alone
       if (!automatic_levels_)
         throw InputError("-" + prefix_ + "mg_grid_ratio " + Shortest(ratio_) + ": the first grid (spacing " +
                          Shortest(h_) + " m) has " + std::to_string(first_grid_.n_global) +

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "core/PetscHandles.hpp"
 #include "io/SceneConfig.hpp"
 #include "solvers/GridMultigrid.hpp"
 
@@ -93,12 +94,12 @@ class TetGridMultigrid {
   std::string coarse_update_ = "iteration";
   double h_ = 0.0;
   GridMultigrid multigrid_;
-  Mat P0_ = nullptr;                ///< from the first grid to the mesh (null: one level)
+  OwnedMat P0_;                     ///< from the first grid to the mesh (null: one level)
   GridInfo first_grid_;             ///< level 1
   PetscObjectState pattern_ = -1;   ///< H's nonzero state at the last SetUp
   PetscObjectId last_id_ = 0;       ///< H's id at the last SetUp
   bool built_ = false;
-  PC inner_ = nullptr;
+  OwnedPc inner_;
   int symbolic_ = 0, numeric_ = 0, lagged_ = 0;
 };
 
