@@ -16,6 +16,7 @@ PACKAGES=(
   tetgen
   libopenblas0
   python3-numpy python3-matplotlib python3-h5py time  # scripts/scaling-study, scripts/report
+  python3-pytest  # tests/perf: the benchmark package and the tools' bad-input tests
 )
 # Optional, not installed here (about 800 MB): paraview python3-paraview xvfb xauth, for
 # scripts/report --snapshots (pvbatch).
