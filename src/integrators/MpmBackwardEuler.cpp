@@ -6,6 +6,7 @@
 
 #include "core/Error.hpp"
 #include "core/Phases.hpp"
+#include "core/PetscHandles.hpp"
 #include "model/TimeFunction.hpp"
 #include "mpm/MpmIncrementalPotential.hpp"
 #include "mpm/MpmLoads.hpp"
@@ -96,9 +97,9 @@ SolveReport MpmBackwardEuler::TryStep(double dt) {
     mpm::AddNodalParticleForces(scene_, model_.particle_forces, domain_, step, t_ + dt, &f);
     potential.SetNodalForces(std::move(f));
   }
-  Vec dv = potential.CreateVector(), guess = nullptr, bounded = nullptr;
-  OPTISTEP_PETSC(VecDuplicate(dv, &guess));
-  OPTISTEP_PETSC(VecDuplicate(dv, &bounded));
+  // Owned: a StepFailure below (CheckReach, a NaN after G2P) unwinds past the step's end.
+  OwnedVec dv(potential.CreateVector()), guess, bounded;
+  OPTISTEP_PETSC(VecDuplicate(dv, guess.out()));
   potential.InitialGuess(dv, false);
   potential.InitialGuess(guess, true);
   TakeBetterStart(potential, dv, guess);
@@ -114,6 +115,7 @@ SolveReport MpmBackwardEuler::TryStep(double dt) {
       // Also from the Coulomb bound after the solve applied to that solve's result, and
       // from dv = 0 on the free components: nodes that stop start in the stiff static
       // regime of f_0 instead of reaching it by line-search cuts from the slide.
+      if (!bounded) OPTISTEP_PETSC(VecDuplicate(dv, bounded.out()));
       OPTISTEP_PETSC(VecCopy(dv, bounded));
       potential.ApplyCoulombBound(normal_impulse, bounded);
       potential.InitialGuess(guess, false);
@@ -162,9 +164,6 @@ SolveReport MpmBackwardEuler::TryStep(double dt) {
   } else {
     domain_.DropHalo();
   }
-  VecDestroy(&dv);
-  VecDestroy(&guess);
-  VecDestroy(&bounded);
   return report;
 }
 
