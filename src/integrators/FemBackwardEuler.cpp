@@ -16,7 +16,7 @@ const Phase kFrictionPhase("Friction");
 }  // namespace
 
 FemBackwardEuler::FemBackwardEuler(FemModel& model, Vec x, Vec v)
-    : BackwardEuler(model.comm(), model.scene(), MinimizerDefaults{PCJACOBI}),
+    : BackwardEuler(model.comm(), model.scene(), MinimizerDefaults{PCJACOBI, false, static_cast<double>(model.mesh().n_global_tets)}),
       model_(model),
       x_(x),
       v_(v),

@@ -862,7 +862,10 @@ constexpr int kMpmWindow = 8;  // L-BFGS history, HOT (Wang et al. 2020) Sec. 7.
 const KeyTable* SolverKeys() {
   static const KeyTable table{
       "solver", "the per-step minimizer: defaults of its options (-newton_*, -lbfgs_*, -hot_*, -dot_*), which override them",
-      {Other("method", "choice", Default(SolverConfig{}.method), Join(ChoiceNames(MinimizerMethod{}), ", "), "the minimizer",
+      {Other("method", "choice",
+             Default(SolverConfig{}.method) + " (FEM meshes of " + std::to_string(kNewtonMgDefaultTets) +
+                 " tets or more: newton_mg)",
+             Join(ChoiceNames(MinimizerMethod{}), ", "), "the minimizer",
              "Gast et al. 2015; Li et al. 2019 (DOT); Wang et al. 2020 (HOT)"),
        Choice("termination", Default(SolverConfig{}.termination), ChoiceNames(Termination{}),
               "the convergence test: characteristic norm, or |g| < tau"),
@@ -907,7 +910,8 @@ SolverConfig ParseSolver(const Field& f, bool mpm, IntegratorKind integrator) {
   }
   // The message is the minimizer factory's for -solver_method (solvers/MinimizerFactory.hpp).
   std::string method;
-  if (m.Read("method", method) && !FromString(method, &solver.method))
+  solver.method_given = m.Read("method", method);
+  if (solver.method_given && !FromString(method, &solver.method))
     m.Get("method").Error("'" + method + "' is not a minimizer (" +
                           Join(ChoiceNames(MinimizerMethod{}), ", ") + ")");
   m.Read("termination", solver.termination);

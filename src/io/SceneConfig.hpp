@@ -279,12 +279,22 @@ struct DotConfig {
   std::string coarse = "rigid";
 };
 
+/// Tets from which a FEM scene that names no solver.method is minimized by newton_mg
+/// instead of newton. On the size ladder of docs/benchmarks/2026-11-28-fem-ladder.md
+/// (2 ranks) newton with Jacobi is up to 1.6x faster below 100k tets, and newton_mg 2.6x
+/// faster on the elephant's impact at 147k tets and 3.2x at 398k, about level on the fast
+/// twisted bar at 781k and 2.4x faster on the stiff one at 3.8M.
+constexpr int kNewtonMgDefaultTets = 150000;
+
 /// Per-step minimizer settings (Gast et al. 2015 Sec. 3.1; Li et al. 2019; Wang et al.
 /// 2020). These are the defaults of the minimizer's options (-newton_*, -lbfgs_*, -dot_*;
 /// docs/user/solver-options.md), which override them.
 struct SolverConfig {
   /// newton | newton_mg | lbfgs | hot | dot (src/solvers/MinimizerFactory.hpp)
   MinimizerMethod method = MinimizerMethod::kNewton;
+  /// Whether the scene (or --set) named solver.method; without it a FEM mesh of at least
+  /// kNewtonMgDefaultTets tets is minimized by newton_mg (CreateMinimizer).
+  bool method_given = false;
   /// Termination: characteristic_norm (default) or absolute (Gast's tau).
   Termination termination = Termination::kCharacteristicNorm;
   /// Characteristic-norm epsilon. When the scene does not give it: 1e-5 for FEM (DOT, Li

@@ -39,13 +39,16 @@ const std::vector<std::string>& MinimizerTypes() {
 std::unique_ptr<Minimizer> CreateMinimizer(MPI_Comm comm, const SolverConfig& config,
                                            const MinimizerDefaults& defaults,
                                            const std::string& scene_path) {
-  std::string name = ToString(config.method);
+  // The scene's method, or when it names none the one for the mesh's size; -help shows it.
+  MinimizerMethod method = config.method;
+  if (!config.method_given && !defaults.grid && defaults.mesh_tets >= kNewtonMgDefaultTets)
+    method = MinimizerMethod::kNewtonMg;
+  std::string name = ToString(method);
   PetscBool set = PETSC_FALSE;
   OPTISTEP_PETSC(ReadMethodOption(comm, &name, &set));
   // Where the name came from, for the messages: the option or the scene key (which the
   // scene reader has checked).
   const std::string source = set ? std::string("-solver_method") : scene_path + ": solver.method";
-  MinimizerMethod method = config.method;
   if (!FromString(name, &method))
     throw InputError(source + ": '" + name + "' is not a minimizer (" + KnownNames() + ")");
   if (method == MinimizerMethod::kHot && !defaults.grid)

@@ -17,7 +17,9 @@ namespace optistep {
 const std::vector<std::string>& MinimizerTypes();
 
 /// Collective on comm: Create, SetFromOptions and SetUp of the minimizer that -solver_method
-/// names, or else config.method. InputError for an unknown name (naming -solver_method or
+/// names, or else config.method; when neither names one (config.method_given false), a FEM
+/// mesh (defaults.grid false) of at least kNewtonMgDefaultTets tets (defaults.mesh_tets) takes
+/// newton_mg. InputError for an unknown name (naming -solver_method or
 /// scene_path's solver.method) or a bad option value.
 std::unique_ptr<Minimizer> CreateMinimizer(MPI_Comm comm, const SolverConfig& config,
                                            const MinimizerDefaults& defaults,
