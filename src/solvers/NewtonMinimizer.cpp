@@ -80,6 +80,10 @@ void NewtonMinimizer::SetUpObjects() {
     PetscCall(KSPSetTolerances(ksp_, 0.5, 0.0, PETSC_DEFAULT, 10000));
     PetscCall(KSPSetFromOptions(ksp_));
     if (tet_multigrid_) tet_multigrid_->WrapAsShell(pc);
+    PetscBool is_gamg = PETSC_FALSE, reuse_given = PETSC_FALSE;
+    PetscCall(PetscObjectTypeCompare(reinterpret_cast<PetscObject>(pc), PCGAMG, &is_gamg));
+    PetscCall(PetscOptionsHasName(nullptr, prefix_.c_str(), "-pc_gamg_reuse_interpolation", &reuse_given));
+    gamg_reuse_in_step_ = is_gamg && !reuse_given;
     // HOT's inexact CG measures residuals in the preconditioner's norm sqrt(r^T B r), CG's
     // "natural" norm (other Krylov methods keep their own).
     PetscBool is_cg = PETSC_FALSE;
@@ -173,6 +177,11 @@ SolveReport NewtonMinimizer::Minimize(IncrementalPotential& potential, Vec u) {
       }
       if (multigrid_) multigrid_->SetOperator(H);
       OPTISTEP_PETSC(KSPSetOperators(ksp_, H, H));
+      if (gamg_reuse_in_step_) {
+        PC pc = nullptr;
+        OPTISTEP_PETSC(KSPGetPC(ksp_, &pc));
+        OPTISTEP_PETSC(PCGAMGSetReuseInterpolation(pc, report.iterations == 0 ? PETSC_FALSE : PETSC_TRUE));
+      }
       // The preconditioner is made here: some options are judged only now (a factorization
       // package, a preconditioner that does not take the matrix format).
       CallReadingOptions(prefix_, [&] { return KSPSetUp(ksp_); });

@@ -61,6 +61,11 @@ class NewtonMinimizer : public Minimizer {
   double forcing_sigma_;
   Forcing forcing_;
   OwnedKsp ksp_;
+  /// PC gamg without -<prefix>pc_gamg_reuse_interpolation: its aggregates and interpolation
+  /// are built from each step's first Hessian and kept for the step's later Newton
+  /// iterations, which form only the Galerkin products again (built per step, so a restart
+  /// takes the same preconditioners).
+  bool gamg_reuse_in_step_ = false;
 };
 
 }  // namespace optistep
