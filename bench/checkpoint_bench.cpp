@@ -2,28 +2,40 @@
 // checkpoint costs next to a time step.
 //
 //   mpiexec -n 2 checkpoint_bench [--cells N] [--ppc P] [--steps S] [--reps R] [--dir D]
+//                                 [--benchmark_* ...]
 //
 // The state: a snow box of N^3 cells (dx = 1/N m) with P particles per cell, thrown down
-// at 1 m/s onto a sticky floor (defaults N = 50, P = 8: 1,000,000 particles). Timed:
-//  - S steps (default 1) of the run (MpmSimulation::AdvanceStep), after one untimed step;
-//  - R checkpoint writes (default 3; Simulation::WriteCheckpoint: particles to the ranks
-//    writing their id rows, collective HDF5 with Fletcher32 chunks, flush, fsync, rename);
-//  - R restarts from that checkpoint (Simulation::Restart on a simulation set up once:
-//    open, read with checksums, particles back to their ranks at their local index).
-// Throughput is the checkpoint file's size over the best time (1 GB = 1e9 bytes). Reads
-// follow the write, so they come from the page cache unless the file system drops it: a
-// restart after a job change reads from disk, at the disk's speed.
-// Prints a table, then lines "write_GBps x", "read_GBps x", "checkpoint_per_step x".
+// at 1 m/s onto a sticky floor (defaults N = 50, P = 8: 1,000,000 particles). Timed with
+// Google Benchmark, each iteration's time the maximum over ranks (manual time):
+//  - step: S steps (default 1) of the run (MpmSimulation::AdvanceStep), after one untimed
+//    step, as S iterations of one repetition;
+//  - write: R repetitions (default 3, the same as --benchmark_repetitions=R) of one
+//    checkpoint write (Simulation::WriteCheckpoint: particles to the ranks writing their id
+//    rows, collective HDF5 with Fletcher32 chunks, flush, fsync, rename);
+//  - restart: R repetitions of one restart from that checkpoint (Simulation::Restart on a
+//    simulation set up once: open, read with checksums, particles back to their ranks at
+//    their local index).
+// The counters: checkpoint_bytes (the file's size) and bytes_per_second (that size over the
+// time). Reads follow the write, so they come from the page cache unless the file system
+// drops it: a restart after a job change reads from disk, at the disk's speed.
+// Every rank runs the same iterations (the calls are collective), so the iteration counts
+// are fixed and --benchmark_enable_random_interleaving is refused. Rank 0 alone prints and
+// writes --benchmark_out; particles and ranks are in the context. scripts/optistep_bench
+// reads the JSON (--benchmark_out_format=json) and divides the best write by the step.
 #include <petscsys.h>
 
-#include <algorithm>
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "BenchUtil.hpp"
 #include "app/MpmSimulation.hpp"
 #include "core/Error.hpp"
 #include "core/Phases.hpp"
@@ -36,23 +48,25 @@ struct Options {
   int cells = 50;
   int ppc = 8;
   int steps = 1;
-  int reps = 3;
   std::string dir = "out/bench/checkpoint";
 };
 
-Options Parse(int argc, char** argv) {
+/// The program's own options (the arguments bench::InitializeBenchmark leaves).
+Options Parse(const std::vector<std::string>& args) {
   Options o;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string flag = argv[i], value = argv[i + 1];
+  if (args.size() % 2 != 0)
+    throw InputError("checkpoint_bench: option " + args.back() + " without a value");
+  for (size_t i = 0; i < args.size(); i += 2) {
+    const std::string& flag = args[i];
+    const std::string& value = args[i + 1];
     if (flag == "--cells") o.cells = std::atoi(value.c_str());
     else if (flag == "--ppc") o.ppc = std::atoi(value.c_str());
     else if (flag == "--steps") o.steps = std::atoi(value.c_str());
-    else if (flag == "--reps") o.reps = std::atoi(value.c_str());
     else if (flag == "--dir") o.dir = value;
     else throw InputError("checkpoint_bench: unknown option " + flag);
   }
-  if (o.cells < 1 || o.ppc < 1 || o.steps < 1 || o.reps < 1)
-    throw InputError("checkpoint_bench: --cells, --ppc, --steps and --reps must be >= 1");
+  if (o.cells < 1 || o.ppc < 1 || o.steps < 1)
+    throw InputError("checkpoint_bench: --cells, --ppc and --steps must be >= 1");
   return o;
 }
 
@@ -67,15 +81,20 @@ double Timed(Call&& call) {
   return seconds;
 }
 
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-int Run(const Options& o) {
+int Run(int argc, char** argv) {
   int rank = 0, size = 1;
   MPI_Comm_rank(PETSC_COMM_WORLD, &rank);
   MPI_Comm_size(PETSC_COMM_WORLD, &size);
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a.rfind("--benchmark_enable_random_interleaving", 0) == 0 &&
+        a != "--benchmark_enable_random_interleaving=false")
+      throw InputError("checkpoint_bench: --benchmark_enable_random_interleaving would run "
+                       "the collective benchmarks in a different order on each rank");
+  }
+  // Open MPI gives the ranks a terminal, which would put colour codes into logs.
+  const Options o = Parse(bench::InitializeBenchmark(
+      argc, argv, {"--benchmark_repetitions=3", "--benchmark_color=false"}, rank == 0));
   const std::string scene_path = o.dir + "/box.yaml";
   if (rank == 0) {
     std::filesystem::create_directories(o.dir);
@@ -95,33 +114,35 @@ int Run(const Options& o) {
   const SceneConfig scene = ReadSceneConfig(scene_path);
   MpmSimulation sim(PETSC_COMM_WORLD, scene);
   sim.AdvanceStep(nullptr);  // the first step builds what later steps reuse
-  const double step = Timed([&] {
-                        for (int s = 0; s < o.steps; ++s) sim.AdvanceStep(nullptr);
-                      }) / o.steps;
-  std::vector<double> writes, reads;
-  std::string path;
-  for (int r = 0; r < o.reps; ++r) writes.push_back(Timed([&] { path = sim.WriteCheckpoint(); }));
-  MpmSimulation restored(PETSC_COMM_WORLD, scene);
-  for (int r = 0; r < o.reps; ++r)
-    reads.push_back(Timed([&] { restored.Restart(path, false); }));
-  double bytes = 0.0;
-  if (rank == 0) bytes = static_cast<double>(std::filesystem::file_size(path));
-  MPI_Bcast(&bytes, 1, MPI_DOUBLE, 0, PETSC_COMM_WORLD);
+  std::string path;  // the newest checkpoint
+  std::unique_ptr<MpmSimulation> restored;  // set up once, at the first restart
+  auto report_bytes = [&](benchmark::State& state) {  // collective
+    double bytes = 0.0;
+    if (rank == 0) bytes = static_cast<double>(std::filesystem::file_size(path));
+    MPI_Bcast(&bytes, 1, MPI_DOUBLE, 0, PETSC_COMM_WORLD);
+    state.SetBytesProcessed(static_cast<std::int64_t>(bytes) * state.iterations());
+    state.counters["checkpoint_bytes"] = bytes;
+  };
 
-  const double best_write = *std::min_element(writes.begin(), writes.end());
-  const double best_read = *std::min_element(reads.begin(), reads.end());
-  PetscPrintf(PETSC_COMM_WORLD,
-              "checkpoint_bench: %lld particles on %d rank%s, checkpoint %.1f MB (%s)\n"
-              "| | best s | median s | GB/s (best) |\n|---|---|---|---|\n"
-              "| step (mean of %d) | %.3f | | |\n"
-              "| checkpoint write | %.3f | %.3f | %.3f |\n"
-              "| restart read | %.3f | %.3f | %.3f |\n"
-              "checkpoint write / step time: %.3f\n"
-              "write_GBps %.4f\nread_GBps %.4f\ncheckpoint_per_step %.4f\n",
-              sim.particle_count(), size, size == 1 ? "" : "s", bytes / 1e6, path.c_str(),
-              o.steps, step, best_write, Median(writes), bytes / best_write / 1e9, best_read,
-              Median(reads), bytes / best_read / 1e9, best_write / step, bytes / best_write / 1e9,
-              bytes / best_read / 1e9, best_write / step);
+  benchmark::RegisterBenchmark("step", [&](benchmark::State& state) {
+    for (auto _ : state) state.SetIterationTime(Timed([&] { sim.AdvanceStep(nullptr); }));
+  })->Iterations(o.steps)->Repetitions(1)->UseManualTime()->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("write", [&](benchmark::State& state) {
+    for (auto _ : state) state.SetIterationTime(Timed([&] { path = sim.WriteCheckpoint(); }));
+    report_bytes(state);
+  })->Iterations(1)->UseManualTime()->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("restart", [&](benchmark::State& state) {
+    if (path.empty()) path = sim.WriteCheckpoint();  // write filtered out: untimed
+    if (!restored) restored = std::make_unique<MpmSimulation>(PETSC_COMM_WORLD, scene);
+    for (auto _ : state) state.SetIterationTime(Timed([&] { restored->Restart(path, false); }));
+    report_bytes(state);
+  })->Iterations(1)->UseManualTime()->Unit(benchmark::kMillisecond);
+  benchmark::AddCustomContext("particles", std::to_string(sim.particle_count()));
+  benchmark::AddCustomContext("ranks", std::to_string(size));
+  bench::SilentReporter silent;
+  if (rank == 0) benchmark::RunSpecifiedBenchmarks();
+  else benchmark::RunSpecifiedBenchmarks(&silent);
+  benchmark::Shutdown();
   return 0;
 }
 
@@ -132,7 +153,7 @@ int main(int argc, char** argv) {
   StartPhaseLogging();
   int status = 0;
   try {
-    status = Run(Parse(argc, argv));
+    status = Run(argc, argv);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "checkpoint_bench: %s\n", e.what());
     status = 1;

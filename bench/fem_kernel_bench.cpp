@@ -1,29 +1,30 @@
 // fem_kernel_bench: throughput of the FEM element kernels, in tets per second on one core.
 //
-//   fem_kernel_bench SCENE.yaml [--reps N] [--set key.path=value ...]
+//   fem_kernel_bench SCENE.yaml [--reps N] [--set key.path=value ...] [--benchmark_* ...]
 //
 // Loads the scene's bodies through the library (ReadSceneConfig, AssembleSceneMesh), puts
 // every node at a fixed, deterministic deformed position (a stretch and rotation plus a
 // per-node perturbation of 10% of the mean edge length, so F is never trivially the
-// identity), and times, over all tets, the kernels of one Newton iteration exactly as
-// FemIncrementalPotential uses them (Sifakis and Barbic 2012, Sec. 4):
-//   energy+gradient  F = sum_a x_a beta_a^T, Psi and P = PsiAndP(F), f_a = V P beta_a
+// identity), and times with Google Benchmark, over all tets, the kernels of one Newton
+// iteration exactly as FemIncrementalPotential uses them (Sifakis and Barbic 2012, Sec. 4):
+//   energy_gradient  F = sum_a x_a beta_a^T, Psi and P = PsiAndP(F), f_a = V P beta_a
 //   hessian          dP/dF projected to SPD (Teran et al. 2005), K_e = V B^T dP/dF B (12x12)
 //   total            both, as one pass
-// Each is run N times (default 5); the best and the median repetition are reported.
+// One iteration is one pass over all tets; Google Benchmark repeats passes until a
+// repetition lasts --benchmark_min_time (0.5 s by default), and runs N repetitions
+// (--reps N, default 5, the same as --benchmark_repetitions=N). The counter tets_per_s is
+// tets times passes over CPU seconds. The scene, nodes, tets and material are in the
+// context (the console header, and "context" of --benchmark_out=FILE
+// --benchmark_out_format=json, which scripts/optistep_bench reads).
 // No MPI, no PETSc objects and no assembly: this is the per-element arithmetic only, the
 // part of OsGradient and OsHessian that scales with the tet count.
-// Prints a table, then one line "kernel_tets_per_s <total, best>" for scripts.
-#include <algorithm>
+#include <benchmark/benchmark.h>
+
 #include <array>
-#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <exception>
-#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -52,30 +53,27 @@ struct Element {
   const ElasticMaterial* material;
 };
 
-using bench::Timing;
-using bench::TimeRepetitions;
+int Usage() {
+  std::fprintf(stderr, "usage: fem_kernel_bench SCENE.yaml [--reps N] [--set k=v ...] "
+                       "[--benchmark_* ...]\n");
+  return 1;
+}
 
 int Run(int argc, char** argv) {
+  const std::vector<std::string> args =
+      bench::InitializeBenchmark(argc, argv, {"--benchmark_repetitions=5"});
   std::string scene_path;
   std::vector<std::string> overrides;
-  int reps = 5;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--reps" && i + 1 < argc) {
-      reps = std::atoi(argv[++i]);
-    } else if (a == "--set" && i + 1 < argc) {
-      overrides.push_back(argv[++i]);
-    } else if (scene_path.empty() && a[0] != '-') {
-      scene_path = a;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--set" && i + 1 < args.size()) {
+      overrides.push_back(args[++i]);
+    } else if (scene_path.empty() && !args[i].empty() && args[i][0] != '-') {
+      scene_path = args[i];
     } else {
-      std::fprintf(stderr, "usage: fem_kernel_bench SCENE.yaml [--reps N] [--set k=v ...]\n");
-      return 1;
+      return Usage();
     }
   }
-  if (scene_path.empty() || reps < 1) {
-    std::fprintf(stderr, "usage: fem_kernel_bench SCENE.yaml [--reps N] [--set k=v ...]\n");
-    return 1;
-  }
+  if (scene_path.empty()) return Usage();
 
   const SceneConfig scene = ReadSceneConfig(scene_path, overrides);
   const GlobalTetMesh mesh = AssembleSceneMesh(scene);
@@ -121,36 +119,34 @@ int Run(int argc, char** argv) {
     return K.trace();
   };
 
-  double checksum = 0.0;
-  const Timing t_eg = TimeRepetitions(reps, [&] {
-    double s = 0.0, psi = 0.0;
-    for (const Element& el : elements) s += energy_gradient(el, &psi) + psi;
-    return s;
-  }, &checksum);
-  const Timing t_h = TimeRepetitions(reps, [&] {
-    double s = 0.0;
-    for (const Element& el : elements) s += hessian(el);
-    return s;
-  }, &checksum);
-  const Timing t_all = TimeRepetitions(reps, [&] {
-    double s = 0.0, psi = 0.0;
-    for (const Element& el : elements) s += energy_gradient(el, &psi) + psi + hessian(el);
-    return s;
-  }, &checksum);
-
+  // Google Benchmark runs these after Run's set-up, while the objects they capture live.
   const double n = static_cast<double>(elements.size());
-  std::printf("fem_kernel_bench: %s: %zu nodes, %zu tets, %s, %d repetitions, 1 core\n",
-              scene.path.c_str(), mesh.X.size(), elements.size(),
-              scene.bodies.front().material.model.c_str(), reps);
-  std::printf("%-34s %12s %12s %12s\n", "kernel", "best s", "tets/s best", "tets/s median");
-  auto row = [&](const char* name, const Timing& t) {
-    std::printf("%-34s %12.4f %12.4g %12.4g\n", name, t.best, n / t.best, n / t.median);
+  auto pass = [&](const char* name, auto tet_kernel) {
+    benchmark::RegisterBenchmark(name, [&, tet_kernel](benchmark::State& state) {
+      for (auto _ : state) {
+        double s = 0.0;
+        for (const Element& el : elements) s += tet_kernel(el);
+        benchmark::DoNotOptimize(s);
+      }
+      state.counters["tets_per_s"] =
+          benchmark::Counter(n, benchmark::Counter::kIsIterationInvariantRate);
+    });
   };
-  row("energy+gradient (PsiAndP, V P beta)", t_eg);
-  row("projected Hessian (dPdF, 12x12)", t_h);
-  row("total (one pass)", t_all);
-  std::printf("checksum %.6e\n", checksum);
-  std::printf("kernel_tets_per_s %.6g\n", n / t_all.best);
+  pass("energy_gradient", [&](const Element& el) {
+    double psi = 0.0;
+    return energy_gradient(el, &psi) + psi;
+  });
+  pass("hessian", [&](const Element& el) { return hessian(el); });
+  pass("total", [&](const Element& el) {
+    double psi = 0.0;
+    return energy_gradient(el, &psi) + psi + hessian(el);
+  });
+  benchmark::AddCustomContext("scene", scene.path);
+  benchmark::AddCustomContext("nodes", std::to_string(mesh.X.size()));
+  benchmark::AddCustomContext("tets", std::to_string(elements.size()));
+  benchmark::AddCustomContext("material", scene.bodies.front().material.model);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
   return 0;
 }
 

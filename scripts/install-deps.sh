@@ -13,6 +13,7 @@ PACKAGES=(
   libyaml-cpp-dev
   libmuparser-dev
   libgtest-dev
+  libbenchmark-dev  # bench/: the kernel benchmarks (Google Benchmark)
   tetgen
   libopenblas0
   python3-numpy python3-matplotlib python3-h5py time  # scripts/scaling-study, scripts/report

@@ -11,6 +11,8 @@ folder (optistep_bench.runner):
   mem.<rank>  each rank's peak resident memory (kB), user and system CPU seconds (GNU
               time's %M %U %S)
   run.txt     optistep's output (the run summary: nodes, tets, particles, partition)
+  benchmark.json  a bench/ program's Google Benchmark JSON (--benchmark_out): its context
+              (sizes) and each repetition's times and counters
   out/frames/*.h5  frames, read with h5py where a metric needs them
 
 Per-step figures are means over the accepted steps (stats.csv rows); t_<Phase> columns are
@@ -21,7 +23,6 @@ Needs Debian's python3-numpy and, for frame metrics, python3-h5py.
 import glob
 import math
 import os
-import re
 import shlex
 import subprocess
 import sys
@@ -139,9 +140,12 @@ def collect_run(run_dir):
                command_line=" ".join(shlex.quote(c) for c in meta.get("command", [])))
     if meta.get("program"):
         parser = PROGRAM_PARSERS.get(meta.get("parser", ""))
-        text_path = os.path.join(run_dir, "output.txt")
-        if parser and os.path.exists(text_path):
-            row.update(parser(open(text_path, errors="replace").read()))
+        json_path = paths.program_json(run_dir)
+        if parser and os.path.exists(json_path):
+            try:
+                row.update(parser(perf.read_json(json_path)))
+            except perf.BadInput as e:  # a program cut off leaves its JSON unfinished
+                row["note"] = "; ".join(n for n in (row["note"], str(e)) if n)
         return row
     summary = perf.read_run_summary(os.path.join(run_dir, "run.txt"))
     row["size"] = summary.get("tets", summary.get("particles", ""))
@@ -396,48 +400,73 @@ METRICS = {
 
 
 # ---------------------------------------------------------------------------- programs
-def _numbers_after(text, pattern):
-    m = re.search(pattern, text, re.M)
-    return float(m.group(1)) if m else ""
+# The bench/ programs' Google Benchmark JSON: "context" holds the set-up's sizes (strings),
+# "benchmarks" one entry per repetition (run_type "iteration") and, with repetitions, the
+# aggregates (mean, median, stddev, cv), which are left out here. A figure is the best
+# repetition's, as the programs printed before they used Google Benchmark.
+TIME_UNITS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
 
 
-def parse_fem_kernel(text):
-    """bench/fem_kernel_bench: tets and tets/s of energy+gradient, projected Hessian, total."""
-    out = {}
-    m = re.search(r"^fem_kernel_bench:.*?(\d+) tets", text, re.M)
-    if m:
-        out["tets"] = int(m.group(1))
-    for key, label in (("energy_gradient_tets_per_s", r"energy\+gradient"),
-                       ("hessian_tets_per_s", r"projected Hessian"), ("total_tets_per_s", "total")):
-        m = re.search(rf"^{label}.*?([0-9.eE+-]+)\s+\S+\s*$", text, re.M)
-        out[key] = float(m.group(1)) if m else ""
+def benchmark_runs(doc):
+    """{benchmark name (before any '/'): [its repetitions' entries]}, errors left out."""
+    runs = {}
+    for b in doc.get("benchmarks", []):
+        if b.get("run_type", "iteration") == "iteration" and not b.get("error_occurred"):
+            runs.setdefault(str(b.get("name", "")).split("/")[0], []).append(b)
+    return runs
+
+
+def _best_rate(runs, name, counter, scale=1.0):
+    values = [float(b[counter]) for b in runs.get(name, []) if counter in b]
+    return max(values) * scale if values else ""
+
+
+def _seconds(b):
+    """Seconds per iteration (real time: the manual time where the program sets it)."""
+    return float(b["real_time"]) * TIME_UNITS[b.get("time_unit", "ns")]
+
+
+def _context_int(doc, key):
+    value = doc.get("context", {}).get(key, "")
+    return int(value) if str(value).isdigit() else ""
+
+
+def parse_fem_kernel(doc):
+    """bench/fem_kernel_bench: tets and tets/s (CPU time) of energy+gradient, projected
+    Hessian, total."""
+    runs = benchmark_runs(doc)
+    out = {"tets": _context_int(doc, "tets")}
+    for key in ("energy_gradient", "hessian", "total"):
+        out[f"{key}_tets_per_s"] = _best_rate(runs, key, "tets_per_s")
     return out
 
 
-def parse_mpm_transfer(text):
-    """bench/mpm_transfer_bench: particles, grid nodes, stencil/P2G/G2P particles per s."""
-    out = {}
-    m = re.search(r"^mpm_transfer_bench:.*?(\d+) particles", text, re.M)
-    if m:
-        out["particles"] = int(m.group(1))
-    m = re.search(r"(\d+) grid", text)
-    if m:
-        out["grid_nodes"] = int(m.group(1))
+def parse_mpm_transfer(doc):
+    """bench/mpm_transfer_bench: particles, grid nodes, stencil/P2G/G2P particles per s (CPU
+    time)."""
+    runs = benchmark_runs(doc)
+    out = {"particles": _context_int(doc, "particles"),
+           "grid_nodes": _context_int(doc, "grid_nodes")}
     for key in ("stencil", "p2g", "g2p"):
-        out[f"{key}_particles_per_s"] = _numbers_after(text, rf"^{key}_particles_per_s\s+(\S+)")
+        out[f"{key}_particles_per_s"] = _best_rate(runs, key, "particles_per_s")
     return out
 
 
-def parse_checkpoint(text):
-    """bench/checkpoint_bench: particles, checkpoint MB, write and read GB/s (best of the
-    repetitions) and the write over a step's time."""
-    out = {}
-    m = re.search(r"checkpoint_bench: (\d+) particles on \d+ ranks?, checkpoint ([0-9.]+) MB", text)
-    if m:
-        out["particles"], out["checkpoint_MB"] = int(m.group(1)), float(m.group(2))
-    for key, name in (("write_GB_per_s", "write_GBps"), ("read_GB_per_s", "read_GBps"),
-                      ("checkpoint_over_step", "checkpoint_per_step")):
-        out[key] = _numbers_after(text, rf"^{name}\s+(\S+)")
+def parse_checkpoint(doc):
+    """bench/checkpoint_bench: particles, checkpoint MB, write and read GB/s (1 GB = 1e9
+    bytes, best of the repetitions, wall time maximum over ranks) and the best write over a
+    step's time."""
+    runs = benchmark_runs(doc)
+    out = {"particles": _context_int(doc, "particles")}
+    sizes = [float(b["checkpoint_bytes"]) for b in runs.get("write", []) + runs.get("restart", [])
+             if "checkpoint_bytes" in b]
+    out["checkpoint_MB"] = sizes[0] / 1e6 if sizes else ""
+    out["write_GB_per_s"] = _best_rate(runs, "write", "bytes_per_second", 1e-9)
+    out["read_GB_per_s"] = _best_rate(runs, "restart", "bytes_per_second", 1e-9)
+    writes = [_seconds(b) for b in runs.get("write", [])]
+    steps = [_seconds(b) for b in runs.get("step", [])]  # each the mean of its steps
+    step = sum(steps) / len(steps) if steps else 0.0
+    out["checkpoint_over_step"] = min(writes) / step if writes and step > 0 else ""
     return out
 
 

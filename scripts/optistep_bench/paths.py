@@ -27,6 +27,11 @@ def program_exe(target):
     return os.path.join(build_dir(), "bench", target)
 
 
+def program_json(run_dir):
+    """Where a bench/ program run in run_dir writes Google Benchmark's JSON (--benchmark_out)."""
+    return os.path.join(run_dir, "benchmark.json")
+
+
 def mpiexec():
     return shlex.split(os.environ.get("MPIEXEC", "mpiexec"))
 

@@ -72,6 +72,9 @@ def optistep_command(run, run_dir, mesh_path=None, extra_sets=(), extra_options=
 def program_command(program, run_dir, quick=False):
     args = program.quick_args if quick and program.quick_args is not None else program.args
     args = [a.replace("{out}", run_dir) for a in args]
+    # Google Benchmark's JSON for collect; no colour (mpiexec gives the program a terminal)
+    args += ["--benchmark_out=" + paths.program_json(run_dir), "--benchmark_out_format=json",
+             "--benchmark_color=false"]
     return mpi_prefix(program.ranks) + [paths.program_exe(program.target)] + args
 
 

@@ -89,8 +89,9 @@ class Window:
 
 @dataclass(frozen=True)
 class Program:
-    """A bench/ executable (a CMake target) run once per benchmark: its output is kept as
-    <name>.txt and parsed by collect.PROGRAM_PARSERS[parser]."""
+    """A bench/ executable (a CMake target, a Google Benchmark program) run once per
+    benchmark: its console output is kept as output.txt, its JSON (the runner adds
+    --benchmark_out) as benchmark.json, which collect.PROGRAM_PARSERS[parser] reads."""
     name: str
     target: str
     args: tuple = ()           # "{out}" is replaced by the program's run folder

@@ -431,8 +431,56 @@ def test_a_bench_program_is_run_and_parsed(tmp_path):
     out = str(tmp_path / "ckpt")
     bench("checkpoint", "--quick", "--out", out, "--no-record")
     (row,) = read_csv(os.path.join(out, "checkpoint.csv"))
-    text = open(os.path.join(row["run_dir"], "output.txt")).read()
+    doc = perf.read_json(os.path.join(row["run_dir"], "benchmark.json"))  # rank 0's alone
     assert int(row["particles"]) == 10 ** 3 * 8  # --cells 10 --ppc 8
-    assert float(row["write_GB_per_s"]) == pytest.approx(
-        float(re.search(r"^write_GBps (\S+)", text, re.M).group(1)))
-    assert float(row["read_GB_per_s"]) > 0
+    assert doc["context"]["ranks"] == "2"
+    runs = [b for b in doc["benchmarks"] if b["run_type"] == "iteration"]
+    assert [b["name"].split("/")[0] for b in runs] == ["step", "write", "restart"]  # --reps 1
+    step, write, restart = runs
+    assert float(row["write_GB_per_s"]) == pytest.approx(write["bytes_per_second"] / 1e9, rel=1e-5)
+    assert float(row["read_GB_per_s"]) == pytest.approx(restart["bytes_per_second"] / 1e9, rel=1e-5)
+    assert float(row["checkpoint_MB"]) == pytest.approx(write["checkpoint_bytes"] / 1e6, rel=1e-5)
+    assert float(row["checkpoint_over_step"]) == pytest.approx(
+        write["real_time"] / step["real_time"], rel=1e-5)  # both in ms
+    # the console table, once (rank 0 prints), without colour codes
+    text = open(os.path.join(row["run_dir"], "output.txt")).read()
+    assert len(re.findall(r"^write/", text, re.M)) == 1 and "\x1b[" not in text
+
+
+def test_program_json_is_read_best_repetition_and_context():
+    """Google Benchmark's JSON (two repetitions and their aggregates) -> the row's figures:
+    the best repetition's counter, sizes from the context, aggregates and errors left out."""
+    from optistep_bench import collect
+
+    def rep(name, **counters):
+        return dict({"name": name, "run_name": name, "run_type": "iteration", "iterations": 3,
+                     "real_time": 2.0, "cpu_time": 1.0, "time_unit": "ms"}, **counters)
+
+    def mean(name, **counters):
+        return dict(rep(name, **counters), name=name + "_mean", run_type="aggregate",
+                    aggregate_name="mean")
+
+    fem = {"context": {"tets": "10307", "nodes": "2605"},
+           "benchmarks": [rep(k, tets_per_s=v) for k in ("energy_gradient", "hessian", "total")
+                          for v in (1e6, 3e6)] + [mean("total", tets_per_s=9e9),
+                                                  dict(rep("hessian", tets_per_s=9e9),
+                                                       error_occurred=True)]}
+    assert collect.parse_fem_kernel(fem) == {
+        "tets": 10307, "energy_gradient_tets_per_s": 3e6, "hessian_tets_per_s": 3e6,
+        "total_tets_per_s": 3e6}
+    mpm = {"context": {"particles": "3840", "grid_nodes": "5184"},
+           "benchmarks": [rep("p2g", particles_per_s=5e6), rep("p2g", particles_per_s=4e6)]}
+    assert collect.parse_mpm_transfer(mpm) == {
+        "particles": 3840, "grid_nodes": 5184, "stencil_particles_per_s": "",
+        "p2g_particles_per_s": 5e6, "g2p_particles_per_s": ""}
+    ckpt = {"context": {"particles": "8000"},
+            "benchmarks": [dict(rep("step/iterations:2/repeats:1/manual_time"), real_time=4.0),
+                           dict(rep("write/iterations:1/manual_time", bytes_per_second=2e9,
+                                    checkpoint_bytes=2e6), real_time=1.0),
+                           dict(rep("write/iterations:1/manual_time", bytes_per_second=1e9,
+                                    checkpoint_bytes=2e6), real_time=2.0),
+                           rep("restart/iterations:1/manual_time", bytes_per_second=5e8,
+                               checkpoint_bytes=2e6)]}
+    assert collect.parse_checkpoint(ckpt) == pytest.approx({
+        "particles": 8000, "checkpoint_MB": 2.0, "write_GB_per_s": 2.0, "read_GB_per_s": 0.5,
+        "checkpoint_over_step": 0.25})
