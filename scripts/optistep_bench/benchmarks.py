@@ -5,8 +5,10 @@ rank counts, PETSc options, frames, the table of its record and its plots.
 A suite (xpbd) runs several benchmarks under one name.
 """
 import dataclasses
+import os
 import re
 
+from .paths import in_root
 from .spec import BASE_RUNG, Benchmark, Mesh, Method, Program, Rung, Scene, Window
 
 PI = 3.141592653589793
@@ -520,9 +522,32 @@ SMOKE_MPM = Benchmark(
     methods=[Method("newton", ("solver.method=newton",))], ranks=(1, 2),
     plots=("ladder",), replaces="(tests)")
 
+# ---------------------------------------------------------------------------- examples
+# The meshes configs/ reads from data/meshes (scripts/fetch-meshes.sh names).
+EXAMPLE_FETCH = {
+    "armadillo_drop": ("armadillo_mesh3.1.node",),
+    "armadillo_squeeze": ("armadillo_coarse.1.node",),
+    "armadillo_drop_mpm": ("armadillo.off",),
+    "elephant_drop": ("elephant.1.node",),
+    "elephant_drop_xpbd": ("elephant.1.node",),
+}
+EXAMPLE_MPM = ("armadillo_drop_mpm", "hot_twisting_bar", "hot_twisting_bar_coarse", "snowball")
+EXAMPLE_NAMES = sorted(os.path.splitext(f)[0] for f in os.listdir(in_root("configs")) if f.endswith(".yaml"))
+
+EXAMPLES = Benchmark(
+    "examples", "Every scene of configs/ as given, to its last frame",
+    "each configs/*.yaml without an override, to its last frame: whether it ends (a step that "
+    "still fails after time.max_dt_halvings ends a run with exit 2, `exit` and `note`), "
+    "seconds per frame, steps and dt halvings; the README's scenes as a user first runs them",
+    scenes=[Scene(n, f"configs/{n}.yaml", fetch=EXAMPLE_FETCH.get(n, ()),
+                  discretization="mpm" if n in EXAMPLE_MPM else "fem") for n in EXAMPLE_NAMES],
+    methods=[Method("as-given", title="the scene's own integrator and minimizer")], ranks=(2,),
+    table=("scene", "ranks", "exit", "steps", "halvings", "s_per_frame", "load_before", "note"),
+    replaces="(new)", quick={"scenes": ("constraint_ball_drop", "cantilever_quasi_static")})
+
 BENCHMARKS = [FEM_LADDER, MPM_LADDER, MPM_SWEEP, MPM_FULL, FEM, DOT, ASYNC, CONSTRAINT, CONTACT,
               CONTACT_SQUEEZE, CHECKPOINT, XPBD_CHAIN, XPBD_PROJECTIONS, XPBD_PARTICLES,
-              XPBD_ELEPHANT, XPBD_CLOTH, XPBD_ORDER, SMOKE, SMOKE_MPM]
+              XPBD_ELEPHANT, XPBD_CLOTH, XPBD_ORDER, SMOKE, SMOKE_MPM, EXAMPLES]
 BY_NAME = {b.name: b for b in BENCHMARKS}
 SUITES = {"xpbd": [b.name for b in BENCHMARKS if b.part_of == "xpbd"]}
 
