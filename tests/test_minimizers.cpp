@@ -359,9 +359,9 @@ TEST(Minimizers, LbfgsRefreshesItsInitializerWhenTriggeredAndStillFindsTheMinimi
   EXPECT_LT(contacts.error, 2.0 * kTau / Rosenbrock::kHessianMinimum);
 }
 
-/// A FEM scene that names no solver.method is minimized by newton below kNewtonMgDefaultTets
-/// tets and by newton_mg from there; a named method (scene or -solver_method) and MPM
-/// (grid) keep theirs.
+/// A FEM scene of one body that names no solver.method is minimized by newton below
+/// kNewtonMgDefaultTets tets and by newton_mg from there; several bodies, a named method
+/// (scene or -solver_method) and MPM (grid) keep theirs.
 TEST(Minimizers, TheDefaultMethodFollowsTheMeshSize) {
   const auto type = [](const SolverConfig& config, const MinimizerDefaults& defaults) {
     return std::string(CreateMinimizer(MPI_COMM_WORLD, config, defaults, "size.yaml")->Type());
@@ -369,14 +369,15 @@ TEST(Minimizers, TheDefaultMethodFollowsTheMeshSize) {
   const SolverConfig unnamed;  // method newton, not given
   ASSERT_FALSE(unnamed.method_given);
   const double below = kNewtonMgDefaultTets - 1, at = kNewtonMgDefaultTets;
-  EXPECT_EQ(type(unnamed, MinimizerDefaults{PCJACOBI, false, below}), "newton");
-  EXPECT_EQ(type(unnamed, MinimizerDefaults{PCJACOBI, false, at}), "newton_mg");
+  EXPECT_EQ(type(unnamed, MinimizerDefaults{PCJACOBI, false, below, 1}), "newton");
+  EXPECT_EQ(type(unnamed, MinimizerDefaults{PCJACOBI, false, at, 1}), "newton_mg");
+  EXPECT_EQ(type(unnamed, MinimizerDefaults{PCJACOBI, false, at, 2}), "newton");
   EXPECT_EQ(type(unnamed, MinimizerDefaults{PCPBJACOBI, true, at}), "newton");
   SolverConfig named;
   named.method_given = true;
-  EXPECT_EQ(type(named, MinimizerDefaults{PCJACOBI, false, at}), "newton");
+  EXPECT_EQ(type(named, MinimizerDefaults{PCJACOBI, false, at, 1}), "newton");
   const ScopedOptions lbfgs(std::vector<std::pair<std::string, std::string>>{{"-solver_method", "lbfgs"}});
-  EXPECT_EQ(type(unnamed, MinimizerDefaults{PCJACOBI, false, at}), "lbfgs");
+  EXPECT_EQ(type(unnamed, MinimizerDefaults{PCJACOBI, false, at, 1}), "lbfgs");
 }
 
 TEST(LineSearch, NeverAcceptsARiseOfTheEnergy) {

@@ -15,7 +15,8 @@ const Phase kSubstepsPhase("AsyncSubsteps");
 }  // namespace
 
 FemAsync::FemAsync(FemModel& model, Vec x, Vec v)
-    : BackwardEuler(model.comm(), model.scene(), MinimizerDefaults{PCJACOBI, false, static_cast<double>(model.mesh().n_global_tets)}),
+    : BackwardEuler(model.comm(), model.scene(), MinimizerDefaults{PCJACOBI, false, static_cast<double>(model.mesh().n_global_tets),
+                                        static_cast<int>(model.scene().bodies.size())}),
       model_(model),
       x_(x),
       v_(v),

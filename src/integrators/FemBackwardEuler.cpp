@@ -16,7 +16,8 @@ const Phase kFrictionPhase("Friction");
 }  // namespace
 
 FemBackwardEuler::FemBackwardEuler(FemModel& model, Vec x, Vec v)
-    : BackwardEuler(model.comm(), model.scene(), MinimizerDefaults{PCJACOBI, false, static_cast<double>(model.mesh().n_global_tets)}),
+    : BackwardEuler(model.comm(), model.scene(), MinimizerDefaults{PCJACOBI, false, static_cast<double>(model.mesh().n_global_tets),
+                                        static_cast<int>(model.scene().bodies.size())}),
       model_(model),
       x_(x),
       v_(v),

@@ -29,7 +29,8 @@ FemQuasiStatic::FemQuasiStatic(FemModel& model, Vec x, Vec v)
     throw InputError(scene.path + ": integrator: quasi_static needs a load: gravity is zero "
                      "and no loads: entry has a nonzero force on a free node");
   minimizer_ = CreateMinimizer(model.comm(), LoadRelative(scene.solver, tau_),
-                               MinimizerDefaults{PCJACOBI, false, static_cast<double>(model.mesh().n_global_tets)}, scene.path);
+                               MinimizerDefaults{PCJACOBI, false, static_cast<double>(model.mesh().n_global_tets),
+                                        static_cast<int>(model.scene().bodies.size())}, scene.path);
   potential_.SetProjectHessian(scene.solver.hessian_projection == HessianProjection::kElement);
   OPTISTEP_PETSC(VecDuplicate(x_, u_.out()));
   OPTISTEP_PETSC(VecDuplicate(x_, zero_.out()));

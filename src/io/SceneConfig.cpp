@@ -863,7 +863,7 @@ const KeyTable* SolverKeys() {
   static const KeyTable table{
       "solver", "the per-step minimizer: defaults of its options (-newton_*, -lbfgs_*, -hot_*, -dot_*), which override them",
       {Other("method", "choice",
-             Default(SolverConfig{}.method) + " (FEM meshes of " + std::to_string(kNewtonMgDefaultTets) +
+             Default(SolverConfig{}.method) + " (a FEM body of " + std::to_string(kNewtonMgDefaultTets) +
                  " tets or more: newton_mg)",
              Join(ChoiceNames(MinimizerMethod{}), ", "), "the minimizer",
              "Gast et al. 2015; Li et al. 2019 (DOT); Wang et al. 2020 (HOT)"),

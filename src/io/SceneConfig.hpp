@@ -279,8 +279,9 @@ struct DotConfig {
   std::string coarse = "rigid";
 };
 
-/// Tets from which a FEM scene that names no solver.method is minimized by newton_mg
-/// instead of newton. On the size ladder of docs/benchmarks/2026-11-28-fem-ladder.md
+/// Tets from which a FEM scene of one body that names no solver.method is minimized by
+/// newton_mg instead of newton (scenes of several bodies keep newton: the embedded-grid
+/// multigrid's coarsest level grows with the body count, docs/methods/multigrid.md). On the size ladder of docs/benchmarks/2026-11-28-fem-ladder.md
 /// (2 ranks) newton with Jacobi is up to 1.6x faster below 100k tets, and newton_mg 2.6x
 /// faster on the elephant's impact at 147k tets and 3.2x at 398k, about level on the fast
 /// twisted bar at 781k and 2.4x faster on the stiff one at 3.8M.

@@ -55,9 +55,10 @@ struct MinimizerDefaults {
   /// methods hot and newton_mg is HOT's grid multigrid; otherwise (FEM) they offer
   /// IncrementalPotential::Nodes() and the multigrid is the embedded-grid one.
   bool grid = false;
-  /// FEM: the scene's tets on all ranks, which picks the method when the scene names none
-  /// (kNewtonMgDefaultTets, solvers/MinimizerFactory.hpp); 0 for MPM.
+  /// FEM: the scene's tets on all ranks and its bodies (copies counted), which pick the
+  /// method when the scene names none (kNewtonMgDefaultTets, io/SceneConfig.hpp); 0 for MPM.
   double mesh_tets = 0.0;
+  int mesh_bodies = 0;
 };
 
 /// Collective: makes ksp poll for a step to abandon every 16 iterations

@@ -41,7 +41,7 @@ std::unique_ptr<Minimizer> CreateMinimizer(MPI_Comm comm, const SolverConfig& co
                                            const std::string& scene_path) {
   // The scene's method, or when it names none the one for the mesh's size; -help shows it.
   MinimizerMethod method = config.method;
-  if (!config.method_given && !defaults.grid && defaults.mesh_tets >= kNewtonMgDefaultTets)
+  if (!config.method_given && !defaults.grid && defaults.mesh_tets >= kNewtonMgDefaultTets && defaults.mesh_bodies == 1)
     method = MinimizerMethod::kNewtonMg;
   std::string name = ToString(method);
   PetscBool set = PETSC_FALSE;

@@ -18,8 +18,8 @@ const std::vector<std::string>& MinimizerTypes();
 
 /// Collective on comm: Create, SetFromOptions and SetUp of the minimizer that -solver_method
 /// names, or else config.method; when neither names one (config.method_given false), a FEM
-/// mesh (defaults.grid false) of at least kNewtonMgDefaultTets tets (defaults.mesh_tets) takes
-/// newton_mg. InputError for an unknown name (naming -solver_method or
+/// mesh (defaults.grid false) of one body and at least kNewtonMgDefaultTets tets
+/// (defaults.mesh_tets, mesh_bodies) takes newton_mg. InputError for an unknown name (naming -solver_method or
 /// scene_path's solver.method) or a bad option value.
 std::unique_ptr<Minimizer> CreateMinimizer(MPI_Comm comm, const SolverConfig& config,
                                            const MinimizerDefaults& defaults,
