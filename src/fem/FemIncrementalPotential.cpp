@@ -90,8 +90,8 @@ void FemIncrementalPotential::BeginStep(Vec x_n, Vec v_n, double dt, double t_ne
     if (!stiffness_n_) stiffness_n_.reset(NewHessianMatrix());
     const auto local = LoadLocal(x_n_);
     AccumulateElasticHessian(local->data());
-    InsertRows(stiffness_n_);
-    if (constraints_) damping_rows_ = row_values_;
+    rows_.Insert(stiffness_n_);
+    if (constraints_) damping_rows_ = rows_.values();
   }
   if (constraints_) constraints_->Clear();  // before lagging: no constraint force yet
   cached_ = false;
@@ -302,8 +302,7 @@ void FemIncrementalPotential::BuildRowLayout() {
     for (int a = 0; a < 4; ++a)
       if (t[a] < mesh.n_owned)
         for (int b = 0; b < 4; ++b) neighbours[t[a]].push_back(t[b]);
-  row_start_.assign(mesh.n_owned + 1, 0);
-  row_cols_.clear();
+  rows_.Reset(mesh.node_begin);
   row_local_cols_.clear();
   diagonal_slot_.assign(mesh.n_owned, -1);
   std::vector<std::vector<std::pair<PetscInt, int>>> row_slots(mesh.n_owned);  // (local col, slot)
@@ -317,14 +316,13 @@ void FemIncrementalPotential::BuildRowLayout() {
     const bool fixed_row = model_.IsConstrained(static_cast<int>(l));
     for (PetscInt c : n) {
       if (c != l && (fixed_row || model_.IsConstrainedLocal(static_cast<int>(c)))) continue;
-      const int slot = static_cast<int>(row_cols_.size());
+      const int slot = static_cast<int>(rows_.AddColumn(mesh.local_to_global[c]));
       if (c == l) diagonal_slot_[l] = slot;
       row_slots[l].emplace_back(c, slot);
-      row_cols_.push_back(mesh.local_to_global[c]);
       row_local_cols_.push_back(c);
     }
     std::sort(row_slots[l].begin(), row_slots[l].end());
-    row_start_[l + 1] = static_cast<PetscInt>(row_cols_.size());
+    rows_.EndRow();
   }
   tet_slots_.assign(16 * mesh.tets.size(), -1);
   for (size_t e = 0; e < mesh.tets.size(); ++e) {
@@ -338,12 +336,12 @@ void FemIncrementalPotential::BuildRowLayout() {
       }
     }
   }
-  row_values_.assign(9 * row_cols_.size(), 0.0);
+  rows_.Zero();
 }
 
 void FemIncrementalPotential::AccumulateElasticHessian(const PetscScalar* xl) {
-  if (row_start_.empty()) BuildRowLayout();
-  std::fill(row_values_.begin(), row_values_.end(), 0.0);
+  if (!rows_.laid_out()) BuildRowLayout();
+  rows_.Zero();
   const DistributedTetMesh& mesh = model_.mesh();
   Eigen::Matrix<double, 12, 12> block;
   for (size_t e = 0; e < mesh.tets.size(); ++e) {
@@ -367,22 +365,9 @@ void FemIncrementalPotential::AccumulateElasticHessian(const PetscScalar* xl) {
       for (int b = 0; b < 4; ++b) {
         const int slot = slots[4 * a + b];
         if (slot < 0) continue;
-        Eigen::Map<Mat3>(&row_values_[9 * static_cast<size_t>(slot)]) += block.block<3, 3>(3 * a, 3 * b);
+        Eigen::Map<Mat3>(rows_.block(slot)) += block.block<3, 3>(3 * a, 3 * b);
       }
   }
-}
-
-void FemIncrementalPotential::InsertRows(Mat M) {
-  const DistributedTetMesh& mesh = model_.mesh();
-  for (PetscInt l = 0; l < mesh.n_owned; ++l) {
-    const PetscInt row = mesh.local_to_global[l];
-    OPTISTEP_PETSC(MatSetValuesBlocked(M, 1, &row, row_start_[l + 1] - row_start_[l],
-                                       &row_cols_[row_start_[l]], &row_values_[9 * row_start_[l]],
-                                       INSERT_VALUES));
-  }
-  ScopedPhase phase(kAssemblyPhase);
-  OPTISTEP_PETSC(MatAssemblyBegin(M, MAT_FINAL_ASSEMBLY));
-  OPTISTEP_PETSC(MatAssemblyEnd(M, MAT_FINAL_ASSEMBLY));
 }
 
 void FemIncrementalPotential::Hessian(Vec x, Mat H) {
@@ -397,7 +382,7 @@ void FemIncrementalPotential::Hessian(Vec x, Mat H) {
     const double inv_dt2 = 1.0 / (dt_ * dt_);
     for (PetscInt l = 0; l < mesh.n_owned; ++l) {
       const double m = model_.Mass(static_cast<int>(l));
-      Eigen::Map<Mat3> block(&row_values_[9 * static_cast<size_t>(diagonal_slot_[l])]);
+      Eigen::Map<Mat3> block(rows_.block(diagonal_slot_[l]));
       const bool held = model_.IsConstrained(static_cast<int>(l));
       block += m * (held ? inv_dt2 : inertia_ * inv_dt2) * Mat3::Identity();
       if (external_ && !held) {
@@ -412,19 +397,19 @@ void FemIncrementalPotential::Hessian(Vec x, Mat H) {
     if (external_ && !loads_.empty())
       loads_.AddHessian(xl, project_spd_, [&](int e, int a, int b, const Mat3& block) {
         const int slot = tet_slots_[16 * static_cast<size_t>(e) + 4 * a + b];
-        if (slot >= 0) Eigen::Map<Mat3>(&row_values_[9 * static_cast<size_t>(slot)]) += block;
+        if (slot >= 0) Eigen::Map<Mat3>(rows_.block(slot)) += block;
       });
   }
   if (constraints_) {  // T H' T on active rows and columns (Gast Sec. 3.2)
     if (beta_ > 0.0)
-      for (std::size_t k = 0; k < row_values_.size(); ++k) row_values_[k] += beta_ / dt_ * damping_rows_[k];
-    constraints_->ProjectHessian(row_start_, row_local_cols_, diagonal_slot_, dt_, project_spd_, &row_values_);
+      for (std::size_t k = 0; k < rows_.values().size(); ++k) rows_.values()[k] += beta_ / dt_ * damping_rows_[k];
+    constraints_->ProjectHessian(rows_.row_start(), row_local_cols_, diagonal_slot_, dt_, project_spd_, &rows_.values());
   }
   // Contact blocks add nonzeros outside the tets' pattern: H goes back to the tets'
   // pattern first, so that its pattern (which ILU and ICC follow) is a function of x
   // alone, as after a restart.
   if (self_contact_) Preallocate(H);
-  InsertRows(H);
+  rows_.Insert(H);
   if (external_ && self_contact_) {
     self_contact_->Update(x);
     self_contact_->AddHessian(H, project_spd_);
@@ -442,7 +427,7 @@ void FemIncrementalPotential::Stiffness(Vec x, Mat K) {
     const auto local = LoadLocal(x);
     AccumulateElasticHessian(local->data());
   }
-  InsertRows(K);
+  rows_.Insert(K);
 }
 
 Mat FemIncrementalPotential::RestShapeMatrix() {
@@ -450,9 +435,9 @@ Mat FemIncrementalPotential::RestShapeMatrix() {
   AccumulateElasticHessian(nullptr);
   const double inv_dt2 = 1.0 / (dt_ * dt_);
   for (PetscInt l = 0; l < model_.mesh().n_owned; ++l)
-    Eigen::Map<Mat3>(&row_values_[9 * static_cast<size_t>(diagonal_slot_[l])]) +=
+    Eigen::Map<Mat3>(rows_.block(diagonal_slot_[l])) +=
         model_.Mass(static_cast<int>(l)) * inv_dt2 * Mat3::Identity();
-  InsertRows(A);
+  rows_.Insert(A);
   return A;
 }
 
@@ -461,66 +446,32 @@ Mat FemIncrementalPotential::CreateHessian() {
   return OwnedMat::Shared(hessian_).release();
 }
 
-void FemIncrementalPotential::Preallocate(Mat H) const {
-  const DistributedTetMesh& mesh = model_.mesh();
-  std::vector<std::vector<PetscInt>> neighbors(mesh.n_owned);
-  for (const auto& t : mesh.tets)
-    for (int a = 0; a < 4; ++a)
-      if (t[a] < mesh.n_owned)
-        for (int b = 0; b < 4; ++b) neighbors[t[a]].push_back(t[b]);
-  std::vector<PetscInt> d_nnz(mesh.n_owned, 0), o_nnz(mesh.n_owned, 0);
-  for (PetscInt l = 0; l < mesh.n_owned; ++l) {
-    auto& n = neighbors[l];
-    n.push_back(l);
-    std::sort(n.begin(), n.end());
-    n.erase(std::unique(n.begin(), n.end()), n.end());
-    for (PetscInt k : n) (k < mesh.n_owned ? d_nnz[l] : o_nnz[l])++;
-  }
-  // Full row counts serve SBAIJ as (generous) upper-triangle counts too.
-  OPTISTEP_PETSC(MatXAIJSetPreallocation(H, 3, d_nnz.data(), o_nnz.data(), d_nnz.data(),
-                                         o_nnz.data()));
+void FemIncrementalPotential::Preallocate(Mat H) {
+  if (!rows_.laid_out()) BuildRowLayout();
+  rows_.Preallocate(H);
 }
 
-Mat FemIncrementalPotential::NewHessianMatrix() const {
-  OwnedMat H;
+Mat FemIncrementalPotential::NewHessianMatrix() {
+  if (!rows_.laid_out()) BuildRowLayout();
+  // AIJ with block size 3 by default: every PC works on it (GAMG and hypre do not take
+  // BAIJ in PETSc 3.18); -hessian_mat_type baij|sbaij selects the blocked formats.
+  OwnedMat H(rows_.NewMatrix(model_.comm(), MATAIJ));
+  const DistributedTetMesh& mesh = model_.mesh();
+  // Local (owned + ghost) numbering, for anything that sets values by local index.
+  OPTISTEP_PETSC(MatSetLocalToGlobalMapping(H, model_.LocalToGlobal(), model_.LocalToGlobal()));
+  // Rigid-body modes from the reference positions, for algebraic multigrid
+  // (-newton_pc_type gamg).
+  OwnedVec coords;
+  OPTISTEP_PETSC(VecCreateMPI(model_.comm(), 3 * mesh.n_owned, PETSC_DETERMINE, coords.out()));
+  OPTISTEP_PETSC(VecSetBlockSize(coords, 3));
   {
-    const DistributedTetMesh& mesh = model_.mesh();
-    // AIJ with block size 3 by default: every PC works on it (GAMG and hypre do not take
-    // BAIJ in PETSc 3.18); -hessian_mat_type baij|sbaij selects the blocked formats.
-    OPTISTEP_PETSC(MatCreate(model_.comm(), H.out()));
-    OPTISTEP_PETSC(MatSetSizes(H, 3 * mesh.n_owned, 3 * mesh.n_owned, PETSC_DETERMINE,
-                               PETSC_DETERMINE));
-    OPTISTEP_PETSC(MatSetBlockSize(H, 3));
-    OPTISTEP_PETSC(MatSetType(H, MATAIJ));
-    OPTISTEP_PETSC(MatSetOptionsPrefix(H, "hessian_"));
-    CallReadingOptions("hessian_", [&] { return MatSetFromOptions(H); });
-    Preallocate(H);
-    PetscBool symmetric_storage = PETSC_FALSE;
-    OPTISTEP_PETSC(PetscObjectTypeCompareAny(reinterpret_cast<PetscObject>(H.get()), &symmetric_storage,
-                                             MATSBAIJ, MATSEQSBAIJ, MATMPISBAIJ, ""));
-    if (symmetric_storage) OPTISTEP_PETSC(MatSetOption(H, MAT_IGNORE_LOWER_TRIANGULAR, PETSC_TRUE));
-    // Local (owned + ghost) numbering, for anything that sets values by local index.
-    OPTISTEP_PETSC(MatSetLocalToGlobalMapping(H, model_.LocalToGlobal(), model_.LocalToGlobal()));
-    OPTISTEP_PETSC(MatSetOption(H, MAT_NO_OFF_PROC_ENTRIES, PETSC_TRUE));
-    // Row buffers hold column-major 3x3 blocks (Eigen's layout): a row of blocks is the
-    // column-oriented 3 x 3n array PETSc reads with MAT_ROW_ORIENTED off.
-    OPTISTEP_PETSC(MatSetOption(H, MAT_ROW_ORIENTED, PETSC_FALSE));
-    OPTISTEP_PETSC(MatSetOption(H, MAT_SYMMETRIC, PETSC_TRUE));
-    OPTISTEP_PETSC(MatSetOption(H, MAT_SYMMETRY_ETERNAL, PETSC_TRUE));
-    // Rigid-body modes from the reference positions, for algebraic multigrid
-    // (-newton_pc_type gamg).
-    OwnedVec coords;
-    OPTISTEP_PETSC(VecCreateMPI(model_.comm(), 3 * mesh.n_owned, PETSC_DETERMINE, coords.out()));
-    OPTISTEP_PETSC(VecSetBlockSize(coords, 3));
-    {
-      VecArray ca(coords);
-      for (PetscInt l = 0; l < mesh.n_owned; ++l)
-        for (int d = 0; d < 3; ++d) ca[3 * l + d] = mesh.X[l][d];
-    }
-    OwnedMatNullSpace rigid;
-    OPTISTEP_PETSC(MatNullSpaceCreateRigidBody(coords, rigid.out()));
-    OPTISTEP_PETSC(MatSetNearNullSpace(H, rigid));
+    VecArray ca(coords);
+    for (PetscInt l = 0; l < mesh.n_owned; ++l)
+      for (int d = 0; d < 3; ++d) ca[3 * l + d] = mesh.X[l][d];
   }
+  OwnedMatNullSpace rigid;
+  OPTISTEP_PETSC(MatNullSpaceCreateRigidBody(coords, rigid.out()));
+  OPTISTEP_PETSC(MatSetNearNullSpace(H, rigid));
   return H.release();
 }
 
