@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "core/Error.hpp"
 #include "core/GhostedVector.hpp"
@@ -97,10 +98,8 @@ void FemIncrementalPotential::BeginStep(Vec x_n, Vec v_n, double dt, double t_ne
   cached_ = false;
   if (friction_) LagFriction(x_n_);
   if (contact_damping_) {
-    const PetscScalar* xn = nullptr;
-    OPTISTEP_PETSC(VecGetArrayRead(x_n_, &xn));
-    contact_damping_->Lag(xn, dt_);
-    OPTISTEP_PETSC(VecRestoreArrayRead(x_n_, &xn));
+    const VecArrayRead xn(x_n_);
+    contact_damping_->Lag(xn.data(), dt_);
   }
   contact_counts_ = {};
 }
@@ -113,12 +112,8 @@ FemIncrementalPotential::ContactCounts FemIncrementalPotential::StepContactCount
 
 void FemIncrementalPotential::LagFriction(Vec x) {
   cached_ = false;
-  const PetscScalar *xa = nullptr, *xn = nullptr;
-  OPTISTEP_PETSC(VecGetArrayRead(x, &xa));
-  OPTISTEP_PETSC(VecGetArrayRead(x_n_, &xn));
-  friction_->Lag(xa, xn, dt_, constraints_.get());
-  OPTISTEP_PETSC(VecRestoreArrayRead(x, &xa));
-  OPTISTEP_PETSC(VecRestoreArrayRead(x_n_, &xn));
+  const VecArrayRead xa(x), xn(x_n_);
+  friction_->Lag(xa.data(), xn.data(), dt_, constraints_.get());
 }
 
 double FemIncrementalPotential::ExternalLoadNorm() const {
@@ -135,23 +130,21 @@ double FemIncrementalPotential::ExternalLoadNorm() const {
 }
 
 void FemIncrementalPotential::ApplyDirichlet(Vec x) const {
-  PetscScalar* xa = nullptr;
-  OPTISTEP_PETSC(VecGetArray(x, &xa));
+  const VecArray xa(x);
   for (PetscInt l = 0; l < model_.mesh().n_owned; ++l)
     if (model_.IsConstrained(static_cast<int>(l))) {
       const Vec3 target = model_.DirichletTarget(static_cast<int>(l), t_next_);
       for (int d = 0; d < 3; ++d) xa[3 * l + d] = target[d];
     }
-  OPTISTEP_PETSC(VecRestoreArray(x, &xa));
 }
 
 void FemIncrementalPotential::Project(Vec d) const {
-  PetscScalar* da = nullptr;
-  OPTISTEP_PETSC(VecGetArray(d, &da));
-  for (PetscInt l = 0; l < model_.mesh().n_owned; ++l)
-    if (model_.IsConstrained(static_cast<int>(l)))
-      for (int c = 0; c < 3; ++c) da[3 * l + c] = 0.0;
-  OPTISTEP_PETSC(VecRestoreArray(d, &da));
+  {
+    const VecArray da(d);
+    for (PetscInt l = 0; l < model_.mesh().n_owned; ++l)
+      if (model_.IsConstrained(static_cast<int>(l)))
+        for (int c = 0; c < 3; ++c) da[3 * l + c] = 0.0;
+  }
   if (constraints_) constraints_->ProjectDirection(d);
 }
 
@@ -189,11 +182,13 @@ PetscReal FemIncrementalPotential::Evaluate(Vec x, Vec g) {
   }
   const auto local = LoadLocal(x);
   const PetscScalar* xl = local->data();
-  PetscScalar* ga = nullptr;
+  // Restored (reset) before the gradient's vector operations below.
+  std::optional<VecArray> g_view;
   if (g) {
     OPTISTEP_PETSC(VecSet(g, 0.0));
-    OPTISTEP_PETSC(VecGetArray(g, &ga));
+    g_view.emplace(g);
   }
+  PetscScalar* ga = g_view ? g_view->data() : nullptr;
   double energy = 0.0;
   // Elastic term, eq. 5's sum_e V_e Psi(F_e): one loop over local tets.
   for (size_t e = 0; e < mesh.tets.size(); ++e) {
@@ -217,8 +212,7 @@ PetscReal FemIncrementalPotential::Evaluate(Vec x, Vec g) {
   }
   // Inertia, gravity, collision penalties, friction and contact damping, node by node
   // (owned nodes).
-  const PetscScalar* xh = nullptr;
-  OPTISTEP_PETSC(VecGetArrayRead(x_hat_, &xh));
+  const VecArrayRead xh(x_hat_);
   const Vec3 gravity = load_scale_ * gravity_;
   const double inv_dt2 = inertia_ / (dt_ * dt_);
   for (PetscInt l = 0; l < mesh.n_owned; ++l) {
@@ -239,7 +233,6 @@ PetscReal FemIncrementalPotential::Evaluate(Vec x, Vec g) {
     if (ga)
       for (int d = 0; d < 3; ++d) ga[3 * l + d] += grad[d];
   }
-  OPTISTEP_PETSC(VecRestoreArrayRead(x_hat_, &xh));
   if (external_ && !loads_.empty()) energy += loads_.Energy(xl, ga);
   const double damping = beta_ > 0.0 ? DampingEnergy(x) : 0.0;
   double total = 0.0;
@@ -261,17 +254,19 @@ PetscReal FemIncrementalPotential::Evaluate(Vec x, Vec g) {
     }
   }
   if (complete) MPI_Allreduce(&energy, &total, 1, MPI_DOUBLE, MPI_SUM, model_.comm());
-  if (ga) OPTISTEP_PETSC(VecRestoreArray(g, &ga));
+  g_view.reset();
+  ga = nullptr;
   if (beta_ > 0.0) {
     total += damping;
     if (g) OPTISTEP_PETSC(VecAXPY(g, beta_ / dt_, work2_));
   }
   if (g) {  // Dirichlet rows are projected out
-    OPTISTEP_PETSC(VecGetArray(g, &ga));
-    for (PetscInt l = 0; l < mesh.n_owned; ++l)
-      if (model_.IsConstrained(static_cast<int>(l)))
-        for (int d = 0; d < 3; ++d) ga[3 * l + d] = 0.0;
-    OPTISTEP_PETSC(VecRestoreArray(g, &ga));
+    {
+      const VecArray gv(g);
+      for (PetscInt l = 0; l < mesh.n_owned; ++l)
+        if (model_.IsConstrained(static_cast<int>(l)))
+          for (int d = 0; d < 3; ++d) gv[3 * l + d] = 0.0;
+    }
     if (projected) {  // kept for ProjectIterate at P(x): E'(P(x)) and q before the chain rule
       OPTISTEP_PETSC(VecCopy(x_local_, cached_point_));
       OPTISTEP_PETSC(VecCopy(g, cached_gradient_));
@@ -481,11 +476,7 @@ double FemIncrementalPotential::RigidMotionResidual(double epsilon, Vec x, Vec g
   constexpr int kSums = 12;
   const DistributedTetMesh& mesh = model_.mesh();
   std::vector<double> sums(kSums * body_held_.size(), 0.0);
-  const PetscScalar *xa = nullptr, *ga = nullptr, *xn = nullptr, *xh = nullptr;
-  OPTISTEP_PETSC(VecGetArrayRead(x, &xa));
-  OPTISTEP_PETSC(VecGetArrayRead(g, &ga));
-  OPTISTEP_PETSC(VecGetArrayRead(x_n_, &xn));
-  OPTISTEP_PETSC(VecGetArrayRead(x_hat_, &xh));
+  const VecArrayRead xa(x), ga(g), xn(x_n_), xh(x_hat_);
   for (PetscInt l = 0; l < mesh.n_owned; ++l) {
     const int b = mesh.node_body[l];
     if (body_held_[b]) continue;
@@ -504,10 +495,6 @@ double FemIncrementalPotential::RigidMotionResidual(double epsilon, Vec x, Vec g
     s[4] += m * xi.squaredNorm();
     s[8] += m * step.norm() / dt_;
   }
-  OPTISTEP_PETSC(VecRestoreArrayRead(x, &xa));
-  OPTISTEP_PETSC(VecRestoreArrayRead(g, &ga));
-  OPTISTEP_PETSC(VecRestoreArrayRead(x_n_, &xn));
-  OPTISTEP_PETSC(VecRestoreArrayRead(x_hat_, &xh));
   MPI_Allreduce(MPI_IN_PLACE, sums.data(), static_cast<int>(sums.size()), MPI_DOUBLE, MPI_SUM,
                 model_.comm());
   double worst = 0.0;
@@ -560,15 +547,13 @@ void FemIncrementalPotential::CharacteristicNormWeights(double epsilon, Vec w) {
       }
     }
   }
-  PetscScalar* wa = nullptr;
-  OPTISTEP_PETSC(VecGetArray(w, &wa));
+  const VecArray wa(w);
   for (PetscInt l = 0; l < mesh.n_owned; ++l) {
     double tol = PETSC_INFINITY;
     if (!model_.IsConstrained(static_cast<int>(l)) && volume[l] > 0.0)
       tol = epsilon * stiffness_volume[l] / volume[l] * std::pow(volume[l] / 4.0, 2.0 / 3.0);
     for (int d = 0; d < 3; ++d) wa[3 * l + d] = tol;
   }
-  OPTISTEP_PETSC(VecRestoreArray(w, &wa));
 }
 
 std::vector<std::int64_t> FemIncrementalPotential::PenaltyContacts(Vec x) {
@@ -578,8 +563,7 @@ std::vector<std::int64_t> FemIncrementalPotential::PenaltyContacts(Vec x) {
   const auto& objects = model_.collision_objects();
   const std::int64_t n_objects = static_cast<std::int64_t>(objects.size());
   if (n_objects > 0) {
-    const PetscScalar* xa = nullptr;
-    OPTISTEP_PETSC(VecGetArrayRead(x, &xa));
+    const VecArrayRead xa(x);
     for (PetscInt l = 0; l < mesh.n_owned; ++l) {
       if (model_.IsConstrained(static_cast<int>(l))) continue;
       const Vec3 xi(xa[3 * l], xa[3 * l + 1], xa[3 * l + 2]);
@@ -588,7 +572,6 @@ std::vector<std::int64_t> FemIncrementalPotential::PenaltyContacts(Vec x) {
         if (objects[k].Penalty(xi, m, nullptr, nullptr) > 0.0)
           keys.push_back(static_cast<std::int64_t>(mesh.local_to_global[l]) * n_objects + k);
     }
-    OPTISTEP_PETSC(VecRestoreArrayRead(x, &xa));
   }
   if (self_contact_) {
     self_contact_->Update(x);

@@ -530,7 +530,7 @@ std::vector<double> MpmIncrementalPotential::NormalImpulses(Vec dv) {
   // the elastic forces alike (Gast et al. 2015 Sec. 5.2 and 6; HOT, Wang et al. 2020,
   // projects the same constraint on the grid nodes).
   std::vector<double> normal_impulse(constraints_.size(), 0.0);
-  Vec g = CreateVector();
+  OwnedVec g(CreateVector());
   Assemble(dv, g, false);
   // Owned nodes only: a ghost node's P2G mass is a partial sum.
   PetscScalar* ga = nullptr;
@@ -550,7 +550,6 @@ std::vector<double> MpmIncrementalPotential::NormalImpulses(Vec dv) {
     for (std::size_t i = 0; i < constraints_.size(); ++i)
       if (step_.local_form[i] >= 0) normal_impulse[i] = local.data()[3 * step_.local_form[i]];
   }
-  OPTISTEP_PETSC(VecDestroy(&g));
   return normal_impulse;
 }
 
