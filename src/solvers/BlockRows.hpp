@@ -50,10 +50,9 @@ class BlockRows {
   std::vector<double>& values() { return values_; }
   const std::vector<double>& values() const { return values_; }
 
-  /// Sets H's preallocation (block size 3) to exactly this layout: per row, the columns
-  /// inside and outside the rank's range for AIJ and BAIJ, and those on and above the
-  /// diagonal for SBAIJ. Rank-local (PETSc's preallocation of an MPI matrix is collective
-  /// only through MatSetUp, which this does not call). Any nonzero H held is dropped.
+  /// Collective on H (MatXAIJSetPreallocation). Sets H's preallocation (block size 3) to
+  /// exactly this layout: per row, the columns inside and outside the rank's range for AIJ
+  /// and BAIJ, and those on and above the diagonal for SBAIJ. Any nonzero H held is dropped.
   void Preallocate(Mat H) const;
   /// Collective on comm. A new matrix for this layout: square, block size 3, `type` unless
   /// -hessian_mat_type says otherwise (options prefix "hessian_"), exactly preallocated
