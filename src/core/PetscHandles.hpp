@@ -93,57 +93,34 @@ using OwnedMatNullSpace = PetscHandle<MatNullSpace, MatNullSpaceDestroy>;    ///
 using OwnedLocalToGlobalMapping =
     PetscHandle<ISLocalToGlobalMapping, ISLocalToGlobalMappingDestroy>;  ///< local-to-global map
 
-/// Read access to the owned entries of a Vec for the life of the view: VecGetArrayRead on
-/// construction (throws std::runtime_error if it fails), VecRestoreArrayRead on
-/// destruction. Not collective. While the view lives, v is locked for writing.
-class VecArrayRead {
+/// A PETSc array for the life of the view: Get(object, &array) on construction (throws
+/// std::runtime_error if it fails), Restore(object, &array) on destruction. Not
+/// collective. The views below are its instances.
+template <class Object, class Element, PetscErrorCode (*Get)(Object, Element**),
+          PetscErrorCode (*Restore)(Object, Element**)>
+class ScopedArray {
  public:
-  explicit VecArrayRead(Vec v) : v_(v) { OPTISTEP_PETSC(VecGetArrayRead(v_, &a_)); }
-  ~VecArrayRead() { PetscCallAbort(PETSC_COMM_SELF, VecRestoreArrayRead(v_, &a_)); }
-  VecArrayRead(const VecArrayRead&) = delete;
-  VecArrayRead& operator=(const VecArrayRead&) = delete;
-  /// The owned entries, local size of v of them.
-  const PetscScalar* data() const noexcept { return a_; }
-  const PetscScalar& operator[](PetscInt i) const noexcept { return a_[i]; }
+  explicit ScopedArray(Object object) : object_(object) { OPTISTEP_PETSC(Get(object_, &array_)); }
+  ~ScopedArray() { PetscCallAbort(PETSC_COMM_SELF, Restore(object_, &array_)); }
+  ScopedArray(const ScopedArray&) = delete;
+  ScopedArray& operator=(const ScopedArray&) = delete;
+  /// The entries (a Vec's owned entries, its local size of them; an IS's local indices,
+  /// ISGetLocalSize of them).
+  Element* data() const noexcept { return array_; }
+  Element& operator[](PetscInt i) const noexcept { return array_[i]; }
 
  private:
-  Vec v_;
-  const PetscScalar* a_ = nullptr;
+  Object object_;
+  Element* array_ = nullptr;
 };
 
-/// Read-write access to the owned entries of a Vec for the life of the view: VecGetArray on
-/// construction (throws std::runtime_error if it fails), VecRestoreArray on destruction,
-/// which marks v as changed. Not collective.
-class VecArray {
- public:
-  explicit VecArray(Vec v) : v_(v) { OPTISTEP_PETSC(VecGetArray(v_, &a_)); }
-  ~VecArray() { PetscCallAbort(PETSC_COMM_SELF, VecRestoreArray(v_, &a_)); }
-  VecArray(const VecArray&) = delete;
-  VecArray& operator=(const VecArray&) = delete;
-  /// The owned entries, local size of v of them.
-  PetscScalar* data() const noexcept { return a_; }
-  PetscScalar& operator[](PetscInt i) const noexcept { return a_[i]; }
-
- private:
-  Vec v_;
-  PetscScalar* a_ = nullptr;
-};
-
-/// The local indices of an IS for the life of the view: ISGetIndices on construction
-/// (throws std::runtime_error if it fails), ISRestoreIndices on destruction. Not collective.
-class IsIndices {
- public:
-  explicit IsIndices(IS is) : is_(is) { OPTISTEP_PETSC(ISGetIndices(is_, &idx_)); }
-  ~IsIndices() { PetscCallAbort(PETSC_COMM_SELF, ISRestoreIndices(is_, &idx_)); }
-  IsIndices(const IsIndices&) = delete;
-  IsIndices& operator=(const IsIndices&) = delete;
-  /// The local indices, ISGetLocalSize of them.
-  const PetscInt* data() const noexcept { return idx_; }
-  PetscInt operator[](PetscInt i) const noexcept { return idx_[i]; }
-
- private:
-  IS is_;
-  const PetscInt* idx_ = nullptr;
-};
+/// Read access to the owned entries of a Vec: VecGetArrayRead / VecRestoreArrayRead. While
+/// the view lives, v is locked for writing.
+using VecArrayRead = ScopedArray<Vec, const PetscScalar, VecGetArrayRead, VecRestoreArrayRead>;
+/// Read-write access to the owned entries of a Vec: VecGetArray / VecRestoreArray, which
+/// marks v as changed.
+using VecArray = ScopedArray<Vec, PetscScalar, VecGetArray, VecRestoreArray>;
+/// The local indices of an IS: ISGetIndices / ISRestoreIndices.
+using IsIndices = ScopedArray<IS, const PetscInt, ISGetIndices, ISRestoreIndices>;
 
 }  // namespace optistep

@@ -49,8 +49,7 @@ void ConstraintCollisions::Clear() {
 void ConstraintCollisions::Project(Vec x, Vec xp) {
   if (x != xp) OPTISTEP_PETSC(VecCopy(x, xp));
   const auto& objects = model_.collision_objects();
-  PetscScalar* a = nullptr;
-  OPTISTEP_PETSC(VecGetArray(xp, &a));
+  const VecArray a(xp);
   for (PetscInt l = 0; l < model_.mesh().n_owned; ++l) {
     projected_[l] = Set();
     if (model_.IsConstrained(static_cast<int>(l))) continue;
@@ -78,92 +77,85 @@ void ConstraintCollisions::Project(Vec x, Vec xp) {
     jacobian_[l] = J;
     for (int d = 0; d < 3; ++d) a[3 * l + d] = xi[d];
   }
-  OPTISTEP_PETSC(VecRestoreArray(xp, &a));
 }
 
 void ConstraintCollisions::ChainRule(Vec g) const {
-  PetscScalar* a = nullptr;
-  OPTISTEP_PETSC(VecGetArray(g, &a));
+  const VecArray a(g);
   for (PetscInt l = 0; l < model_.mesh().n_owned; ++l) {
     if (projected_[l].count == 0) continue;
     const Vec3 q(a[3 * l], a[3 * l + 1], a[3 * l + 2]);
     const Vec3 gl = jacobian_[l].transpose() * q;
     for (int d = 0; d < 3; ++d) a[3 * l + d] = gl[d];
   }
-  OPTISTEP_PETSC(VecRestoreArray(g, &a));
 }
 
 void ConstraintCollisions::Register(Vec x, Vec g) {
   const auto& objects = model_.collision_objects();
-  const PetscScalar* xa = nullptr;
-  PetscScalar* ga = nullptr;
-  PetscScalar* ca[3] = {nullptr, nullptr, nullptr};
-  OPTISTEP_PETSC(VecGetArrayRead(x, &xa));
-  OPTISTEP_PETSC(VecGetArray(g, &ga));
-  for (int c = 0; c < 3; ++c) OPTISTEP_PETSC(VecGetArray(columns_[c], &ca[c]));
-  for (PetscInt l = 0; l < model_.mesh().n_owned; ++l) {
-    Set& set = active_[l];
-    set = Set();
-    Mat3 Q = Mat3::Zero();
-    if (!model_.IsConstrained(static_cast<int>(l))) {
-      const Vec3 xi(xa[3 * l], xa[3 * l + 1], xa[3 * l + 2]);
-      // Touching: projected by the last Project, or on or inside an object, within the
-      // round-off a projection onto a curved surface leaves (phi ~ 1e-17 m: such a node
-      // pushed in but left out of the set would stall the line search).
-      Set touching = projected_[l];
-      const double off = kOffSurface * (1.0 + xi.norm());
-      for (int k : objects_) {
-        Vec3 n;
-        if (objects[k].SignedDistance(xi, &n) <= off) touching.Add(k);
-      }
-      const Vec3 q(ga[3 * l], ga[3 * l + 1], ga[3 * l + 2]);
-      std::array<Vec3, 3> normals;
-      for (int i = 0; i < touching.count; ++i) objects[touching.object[i]].SignedDistance(xi, &normals[i]);
-      // q = sum_k lambda_k n_k (least squares) with every lambda_k >= 0: the unconstrained
-      // descent -q pushes the node into each active object. The most negative leaves first.
-      Eigen::VectorXd lambda;
-      Eigen::MatrixXd N;
-      while (touching.count > 0) {
-        N.resize(3, touching.count);
-        for (int i = 0; i < touching.count; ++i) N.col(i) = normals[i];
-        const Eigen::MatrixXd gram = N.transpose() * N;
-        lambda = touching.count == 1 ? Eigen::VectorXd::Constant(1, q.dot(normals[0]))
-                                     : Eigen::VectorXd(gram.ldlt().solve(N.transpose() * q));
-        int worst = 0;
-        lambda.minCoeff(&worst);
-        if (lambda[worst] >= 0.0) break;
-        for (int i = worst; i + 1 < touching.count; ++i) {
-          touching.object[i] = touching.object[i + 1];
-          normals[i] = normals[i + 1];
+  {
+    const VecArrayRead xa(x);
+    const VecArray ga(g), column0(columns_[0]), column1(columns_[1]), column2(columns_[2]);
+    PetscScalar* const ca[3] = {column0.data(), column1.data(), column2.data()};
+    for (PetscInt l = 0; l < model_.mesh().n_owned; ++l) {
+      Set& set = active_[l];
+      set = Set();
+      Mat3 Q = Mat3::Zero();
+      if (!model_.IsConstrained(static_cast<int>(l))) {
+        const Vec3 xi(xa[3 * l], xa[3 * l + 1], xa[3 * l + 2]);
+        // Touching: projected by the last Project, or on or inside an object, within the
+        // round-off a projection onto a curved surface leaves (phi ~ 1e-17 m: such a node
+        // pushed in but left out of the set would stall the line search).
+        Set touching = projected_[l];
+        const double off = kOffSurface * (1.0 + xi.norm());
+        for (int k : objects_) {
+          Vec3 n;
+          if (objects[k].SignedDistance(xi, &n) <= off) touching.Add(k);
         }
-        --touching.count;
-      }
-      if (touching.count > 0) {
-        set = touching;
-        Mat3 curvature = Mat3::Zero();
-        for (int i = 0; i < set.count; ++i) {
-          lambda_[l][i] = lambda[i];
-          normal_[l][i] = normals[i];
-          curvature -= lambda[i] * objects[set.object[i]].DistanceHessian(xi);
+        const Vec3 q(ga[3 * l], ga[3 * l + 1], ga[3 * l + 2]);
+        std::array<Vec3, 3> normals;
+        for (int i = 0; i < touching.count; ++i) objects[touching.object[i]].SignedDistance(xi, &normals[i]);
+        // q = sum_k lambda_k n_k (least squares) with every lambda_k >= 0: the unconstrained
+        // descent -q pushes the node into each active object. The most negative leaves first.
+        Eigen::VectorXd lambda;
+        Eigen::MatrixXd N;
+        while (touching.count > 0) {
+          N.resize(3, touching.count);
+          for (int i = 0; i < touching.count; ++i) N.col(i) = normals[i];
+          const Eigen::MatrixXd gram = N.transpose() * N;
+          lambda = touching.count == 1 ? Eigen::VectorXd::Constant(1, q.dot(normals[0]))
+                                       : Eigen::VectorXd(gram.ldlt().solve(N.transpose() * q));
+          int worst = 0;
+          lambda.minCoeff(&worst);
+          if (lambda[worst] >= 0.0) break;
+          for (int i = worst; i + 1 < touching.count; ++i) {
+            touching.object[i] = touching.object[i + 1];
+            normals[i] = normals[i + 1];
+          }
+          --touching.count;
         }
-        if (set.count == 1) {
-          Q = normals[0] * normals[0].transpose();
-        } else {
-          Q = N * (N.transpose() * N).ldlt().solve(N.transpose());
-          const Mat3 T = Mat3::Identity() - Q;
-          curvature = T * curvature * T;  // Hess phi_k need not lie in the common tangent space
+        if (touching.count > 0) {
+          set = touching;
+          Mat3 curvature = Mat3::Zero();
+          for (int i = 0; i < set.count; ++i) {
+            lambda_[l][i] = lambda[i];
+            normal_[l][i] = normals[i];
+            curvature -= lambda[i] * objects[set.object[i]].DistanceHessian(xi);
+          }
+          if (set.count == 1) {
+            Q = normals[0] * normals[0].transpose();
+          } else {
+            Q = N * (N.transpose() * N).ldlt().solve(N.transpose());
+            const Mat3 T = Mat3::Identity() - Q;
+            curvature = T * curvature * T;  // Hess phi_k need not lie in the common tangent space
+          }
+          curvature_[l] = curvature;
+          const Vec3 t = q - Q * q;
+          for (int d = 0; d < 3; ++d) ga[3 * l + d] = t[d];
         }
-        curvature_[l] = curvature;
-        const Vec3 t = q - Q * q;
-        for (int d = 0; d < 3; ++d) ga[3 * l + d] = t[d];
       }
+      for (int c = 0; c < 3; ++c)
+        for (int d = 0; d < 3; ++d) ca[c][3 * l + d] = Q(d, c);
     }
-    for (int c = 0; c < 3; ++c)
-      for (int d = 0; d < 3; ++d) ca[c][3 * l + d] = Q(d, c);
   }
-  for (int c = 0; c < 3; ++c) OPTISTEP_PETSC(VecRestoreArray(columns_[c], &ca[c]));
-  OPTISTEP_PETSC(VecRestoreArray(g, &ga));
-  OPTISTEP_PETSC(VecRestoreArrayRead(x, &xa));
   // The Hessian's columns need Q of ghost nodes too.
   for (int c = 0; c < 3; ++c) {
     const GhostedLocalView local(columns_[c]);
@@ -174,15 +166,13 @@ void ConstraintCollisions::Register(Vec x, Vec g) {
 }
 
 void ConstraintCollisions::ProjectDirection(Vec d) const {
-  PetscScalar* a = nullptr;
-  OPTISTEP_PETSC(VecGetArray(d, &a));
+  const VecArray a(d);
   for (PetscInt l = 0; l < model_.mesh().n_owned; ++l) {
     if (active_[l].count == 0) continue;
     const Vec3 dl(a[3 * l], a[3 * l + 1], a[3 * l + 2]);
     const Vec3 t = dl - normal_projection_[l] * dl;
     for (int c = 0; c < 3; ++c) a[3 * l + c] = t[c];
   }
-  OPTISTEP_PETSC(VecRestoreArray(d, &a));
 }
 
 void ConstraintCollisions::ProjectHessian(const std::vector<PetscInt>& row_start,

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "core/Error.hpp"
 #include "core/GhostedVector.hpp"
@@ -90,17 +91,15 @@ void FemIncrementalPotential::BeginStep(Vec x_n, Vec v_n, double dt, double t_ne
     if (!stiffness_n_) stiffness_n_.reset(NewHessianMatrix());
     const auto local = LoadLocal(x_n_);
     AccumulateElasticHessian(local->data());
-    InsertRows(stiffness_n_);
-    if (constraints_) damping_rows_ = row_values_;
+    rows_.Insert(stiffness_n_);
+    if (constraints_) damping_rows_ = rows_.values();
   }
   if (constraints_) constraints_->Clear();  // before lagging: no constraint force yet
   cached_ = false;
   if (friction_) LagFriction(x_n_);
   if (contact_damping_) {
-    const PetscScalar* xn = nullptr;
-    OPTISTEP_PETSC(VecGetArrayRead(x_n_, &xn));
-    contact_damping_->Lag(xn, dt_);
-    OPTISTEP_PETSC(VecRestoreArrayRead(x_n_, &xn));
+    const VecArrayRead xn(x_n_);
+    contact_damping_->Lag(xn.data(), dt_);
   }
   contact_counts_ = {};
 }
@@ -113,12 +112,8 @@ FemIncrementalPotential::ContactCounts FemIncrementalPotential::StepContactCount
 
 void FemIncrementalPotential::LagFriction(Vec x) {
   cached_ = false;
-  const PetscScalar *xa = nullptr, *xn = nullptr;
-  OPTISTEP_PETSC(VecGetArrayRead(x, &xa));
-  OPTISTEP_PETSC(VecGetArrayRead(x_n_, &xn));
-  friction_->Lag(xa, xn, dt_, constraints_.get());
-  OPTISTEP_PETSC(VecRestoreArrayRead(x, &xa));
-  OPTISTEP_PETSC(VecRestoreArrayRead(x_n_, &xn));
+  const VecArrayRead xa(x), xn(x_n_);
+  friction_->Lag(xa.data(), xn.data(), dt_, constraints_.get());
 }
 
 double FemIncrementalPotential::ExternalLoadNorm() const {
@@ -135,23 +130,21 @@ double FemIncrementalPotential::ExternalLoadNorm() const {
 }
 
 void FemIncrementalPotential::ApplyDirichlet(Vec x) const {
-  PetscScalar* xa = nullptr;
-  OPTISTEP_PETSC(VecGetArray(x, &xa));
+  const VecArray xa(x);
   for (PetscInt l = 0; l < model_.mesh().n_owned; ++l)
     if (model_.IsConstrained(static_cast<int>(l))) {
       const Vec3 target = model_.DirichletTarget(static_cast<int>(l), t_next_);
       for (int d = 0; d < 3; ++d) xa[3 * l + d] = target[d];
     }
-  OPTISTEP_PETSC(VecRestoreArray(x, &xa));
 }
 
 void FemIncrementalPotential::Project(Vec d) const {
-  PetscScalar* da = nullptr;
-  OPTISTEP_PETSC(VecGetArray(d, &da));
-  for (PetscInt l = 0; l < model_.mesh().n_owned; ++l)
-    if (model_.IsConstrained(static_cast<int>(l)))
-      for (int c = 0; c < 3; ++c) da[3 * l + c] = 0.0;
-  OPTISTEP_PETSC(VecRestoreArray(d, &da));
+  {
+    const VecArray da(d);
+    for (PetscInt l = 0; l < model_.mesh().n_owned; ++l)
+      if (model_.IsConstrained(static_cast<int>(l)))
+        for (int c = 0; c < 3; ++c) da[3 * l + c] = 0.0;
+  }
   if (constraints_) constraints_->ProjectDirection(d);
 }
 
@@ -189,11 +182,13 @@ PetscReal FemIncrementalPotential::Evaluate(Vec x, Vec g) {
   }
   const auto local = LoadLocal(x);
   const PetscScalar* xl = local->data();
-  PetscScalar* ga = nullptr;
+  // Restored (reset) before the gradient's vector operations below.
+  std::optional<VecArray> g_view;
   if (g) {
     OPTISTEP_PETSC(VecSet(g, 0.0));
-    OPTISTEP_PETSC(VecGetArray(g, &ga));
+    g_view.emplace(g);
   }
+  PetscScalar* ga = g_view ? g_view->data() : nullptr;
   double energy = 0.0;
   // Elastic term, eq. 5's sum_e V_e Psi(F_e): one loop over local tets.
   for (size_t e = 0; e < mesh.tets.size(); ++e) {
@@ -217,8 +212,7 @@ PetscReal FemIncrementalPotential::Evaluate(Vec x, Vec g) {
   }
   // Inertia, gravity, collision penalties, friction and contact damping, node by node
   // (owned nodes).
-  const PetscScalar* xh = nullptr;
-  OPTISTEP_PETSC(VecGetArrayRead(x_hat_, &xh));
+  const VecArrayRead xh(x_hat_);
   const Vec3 gravity = load_scale_ * gravity_;
   const double inv_dt2 = inertia_ / (dt_ * dt_);
   for (PetscInt l = 0; l < mesh.n_owned; ++l) {
@@ -239,7 +233,6 @@ PetscReal FemIncrementalPotential::Evaluate(Vec x, Vec g) {
     if (ga)
       for (int d = 0; d < 3; ++d) ga[3 * l + d] += grad[d];
   }
-  OPTISTEP_PETSC(VecRestoreArrayRead(x_hat_, &xh));
   if (external_ && !loads_.empty()) energy += loads_.Energy(xl, ga);
   const double damping = beta_ > 0.0 ? DampingEnergy(x) : 0.0;
   double total = 0.0;
@@ -261,17 +254,19 @@ PetscReal FemIncrementalPotential::Evaluate(Vec x, Vec g) {
     }
   }
   if (complete) MPI_Allreduce(&energy, &total, 1, MPI_DOUBLE, MPI_SUM, model_.comm());
-  if (ga) OPTISTEP_PETSC(VecRestoreArray(g, &ga));
+  g_view.reset();
+  ga = nullptr;
   if (beta_ > 0.0) {
     total += damping;
     if (g) OPTISTEP_PETSC(VecAXPY(g, beta_ / dt_, work2_));
   }
   if (g) {  // Dirichlet rows are projected out
-    OPTISTEP_PETSC(VecGetArray(g, &ga));
-    for (PetscInt l = 0; l < mesh.n_owned; ++l)
-      if (model_.IsConstrained(static_cast<int>(l)))
-        for (int d = 0; d < 3; ++d) ga[3 * l + d] = 0.0;
-    OPTISTEP_PETSC(VecRestoreArray(g, &ga));
+    {
+      const VecArray gv(g);
+      for (PetscInt l = 0; l < mesh.n_owned; ++l)
+        if (model_.IsConstrained(static_cast<int>(l)))
+          for (int d = 0; d < 3; ++d) gv[3 * l + d] = 0.0;
+    }
     if (projected) {  // kept for ProjectIterate at P(x): E'(P(x)) and q before the chain rule
       OPTISTEP_PETSC(VecCopy(x_local_, cached_point_));
       OPTISTEP_PETSC(VecCopy(g, cached_gradient_));
@@ -302,8 +297,7 @@ void FemIncrementalPotential::BuildRowLayout() {
     for (int a = 0; a < 4; ++a)
       if (t[a] < mesh.n_owned)
         for (int b = 0; b < 4; ++b) neighbours[t[a]].push_back(t[b]);
-  row_start_.assign(mesh.n_owned + 1, 0);
-  row_cols_.clear();
+  rows_.Reset(mesh.node_begin);
   row_local_cols_.clear();
   diagonal_slot_.assign(mesh.n_owned, -1);
   std::vector<std::vector<std::pair<PetscInt, int>>> row_slots(mesh.n_owned);  // (local col, slot)
@@ -317,14 +311,13 @@ void FemIncrementalPotential::BuildRowLayout() {
     const bool fixed_row = model_.IsConstrained(static_cast<int>(l));
     for (PetscInt c : n) {
       if (c != l && (fixed_row || model_.IsConstrainedLocal(static_cast<int>(c)))) continue;
-      const int slot = static_cast<int>(row_cols_.size());
+      const int slot = static_cast<int>(rows_.AddColumn(mesh.local_to_global[c]));
       if (c == l) diagonal_slot_[l] = slot;
       row_slots[l].emplace_back(c, slot);
-      row_cols_.push_back(mesh.local_to_global[c]);
       row_local_cols_.push_back(c);
     }
     std::sort(row_slots[l].begin(), row_slots[l].end());
-    row_start_[l + 1] = static_cast<PetscInt>(row_cols_.size());
+    rows_.EndRow();
   }
   tet_slots_.assign(16 * mesh.tets.size(), -1);
   for (size_t e = 0; e < mesh.tets.size(); ++e) {
@@ -338,12 +331,12 @@ void FemIncrementalPotential::BuildRowLayout() {
       }
     }
   }
-  row_values_.assign(9 * row_cols_.size(), 0.0);
+  rows_.Zero();
 }
 
 void FemIncrementalPotential::AccumulateElasticHessian(const PetscScalar* xl) {
-  if (row_start_.empty()) BuildRowLayout();
-  std::fill(row_values_.begin(), row_values_.end(), 0.0);
+  if (!rows_.laid_out()) BuildRowLayout();
+  rows_.Zero();
   const DistributedTetMesh& mesh = model_.mesh();
   Eigen::Matrix<double, 12, 12> block;
   for (size_t e = 0; e < mesh.tets.size(); ++e) {
@@ -367,22 +360,9 @@ void FemIncrementalPotential::AccumulateElasticHessian(const PetscScalar* xl) {
       for (int b = 0; b < 4; ++b) {
         const int slot = slots[4 * a + b];
         if (slot < 0) continue;
-        Eigen::Map<Mat3>(&row_values_[9 * static_cast<size_t>(slot)]) += block.block<3, 3>(3 * a, 3 * b);
+        Eigen::Map<Mat3>(rows_.block(slot)) += block.block<3, 3>(3 * a, 3 * b);
       }
   }
-}
-
-void FemIncrementalPotential::InsertRows(Mat M) {
-  const DistributedTetMesh& mesh = model_.mesh();
-  for (PetscInt l = 0; l < mesh.n_owned; ++l) {
-    const PetscInt row = mesh.local_to_global[l];
-    OPTISTEP_PETSC(MatSetValuesBlocked(M, 1, &row, row_start_[l + 1] - row_start_[l],
-                                       &row_cols_[row_start_[l]], &row_values_[9 * row_start_[l]],
-                                       INSERT_VALUES));
-  }
-  ScopedPhase phase(kAssemblyPhase);
-  OPTISTEP_PETSC(MatAssemblyBegin(M, MAT_FINAL_ASSEMBLY));
-  OPTISTEP_PETSC(MatAssemblyEnd(M, MAT_FINAL_ASSEMBLY));
 }
 
 void FemIncrementalPotential::Hessian(Vec x, Mat H) {
@@ -397,7 +377,7 @@ void FemIncrementalPotential::Hessian(Vec x, Mat H) {
     const double inv_dt2 = 1.0 / (dt_ * dt_);
     for (PetscInt l = 0; l < mesh.n_owned; ++l) {
       const double m = model_.Mass(static_cast<int>(l));
-      Eigen::Map<Mat3> block(&row_values_[9 * static_cast<size_t>(diagonal_slot_[l])]);
+      Eigen::Map<Mat3> block(rows_.block(diagonal_slot_[l]));
       const bool held = model_.IsConstrained(static_cast<int>(l));
       block += m * (held ? inv_dt2 : inertia_ * inv_dt2) * Mat3::Identity();
       if (external_ && !held) {
@@ -412,19 +392,19 @@ void FemIncrementalPotential::Hessian(Vec x, Mat H) {
     if (external_ && !loads_.empty())
       loads_.AddHessian(xl, project_spd_, [&](int e, int a, int b, const Mat3& block) {
         const int slot = tet_slots_[16 * static_cast<size_t>(e) + 4 * a + b];
-        if (slot >= 0) Eigen::Map<Mat3>(&row_values_[9 * static_cast<size_t>(slot)]) += block;
+        if (slot >= 0) Eigen::Map<Mat3>(rows_.block(slot)) += block;
       });
   }
   if (constraints_) {  // T H' T on active rows and columns (Gast Sec. 3.2)
     if (beta_ > 0.0)
-      for (std::size_t k = 0; k < row_values_.size(); ++k) row_values_[k] += beta_ / dt_ * damping_rows_[k];
-    constraints_->ProjectHessian(row_start_, row_local_cols_, diagonal_slot_, dt_, project_spd_, &row_values_);
+      for (std::size_t k = 0; k < rows_.values().size(); ++k) rows_.values()[k] += beta_ / dt_ * damping_rows_[k];
+    constraints_->ProjectHessian(rows_.row_start(), row_local_cols_, diagonal_slot_, dt_, project_spd_, &rows_.values());
   }
   // Contact blocks add nonzeros outside the tets' pattern: H goes back to the tets'
   // pattern first, so that its pattern (which ILU and ICC follow) is a function of x
   // alone, as after a restart.
   if (self_contact_) Preallocate(H);
-  InsertRows(H);
+  rows_.Insert(H);
   if (external_ && self_contact_) {
     self_contact_->Update(x);
     self_contact_->AddHessian(H, project_spd_);
@@ -442,7 +422,7 @@ void FemIncrementalPotential::Stiffness(Vec x, Mat K) {
     const auto local = LoadLocal(x);
     AccumulateElasticHessian(local->data());
   }
-  InsertRows(K);
+  rows_.Insert(K);
 }
 
 Mat FemIncrementalPotential::RestShapeMatrix() {
@@ -450,9 +430,9 @@ Mat FemIncrementalPotential::RestShapeMatrix() {
   AccumulateElasticHessian(nullptr);
   const double inv_dt2 = 1.0 / (dt_ * dt_);
   for (PetscInt l = 0; l < model_.mesh().n_owned; ++l)
-    Eigen::Map<Mat3>(&row_values_[9 * static_cast<size_t>(diagonal_slot_[l])]) +=
+    Eigen::Map<Mat3>(rows_.block(diagonal_slot_[l])) +=
         model_.Mass(static_cast<int>(l)) * inv_dt2 * Mat3::Identity();
-  InsertRows(A);
+  rows_.Insert(A);
   return A;
 }
 
@@ -461,66 +441,32 @@ Mat FemIncrementalPotential::CreateHessian() {
   return OwnedMat::Shared(hessian_).release();
 }
 
-void FemIncrementalPotential::Preallocate(Mat H) const {
-  const DistributedTetMesh& mesh = model_.mesh();
-  std::vector<std::vector<PetscInt>> neighbors(mesh.n_owned);
-  for (const auto& t : mesh.tets)
-    for (int a = 0; a < 4; ++a)
-      if (t[a] < mesh.n_owned)
-        for (int b = 0; b < 4; ++b) neighbors[t[a]].push_back(t[b]);
-  std::vector<PetscInt> d_nnz(mesh.n_owned, 0), o_nnz(mesh.n_owned, 0);
-  for (PetscInt l = 0; l < mesh.n_owned; ++l) {
-    auto& n = neighbors[l];
-    n.push_back(l);
-    std::sort(n.begin(), n.end());
-    n.erase(std::unique(n.begin(), n.end()), n.end());
-    for (PetscInt k : n) (k < mesh.n_owned ? d_nnz[l] : o_nnz[l])++;
-  }
-  // Full row counts serve SBAIJ as (generous) upper-triangle counts too.
-  OPTISTEP_PETSC(MatXAIJSetPreallocation(H, 3, d_nnz.data(), o_nnz.data(), d_nnz.data(),
-                                         o_nnz.data()));
+void FemIncrementalPotential::Preallocate(Mat H) {
+  if (!rows_.laid_out()) BuildRowLayout();
+  rows_.Preallocate(H);
 }
 
-Mat FemIncrementalPotential::NewHessianMatrix() const {
-  OwnedMat H;
+Mat FemIncrementalPotential::NewHessianMatrix() {
+  if (!rows_.laid_out()) BuildRowLayout();
+  // AIJ with block size 3 by default: every PC works on it (GAMG and hypre do not take
+  // BAIJ in PETSc 3.18); -hessian_mat_type baij|sbaij selects the blocked formats.
+  OwnedMat H(rows_.NewMatrix(model_.comm(), MATAIJ));
+  const DistributedTetMesh& mesh = model_.mesh();
+  // Local (owned + ghost) numbering, for anything that sets values by local index.
+  OPTISTEP_PETSC(MatSetLocalToGlobalMapping(H, model_.LocalToGlobal(), model_.LocalToGlobal()));
+  // Rigid-body modes from the reference positions, for algebraic multigrid
+  // (-newton_pc_type gamg).
+  OwnedVec coords;
+  OPTISTEP_PETSC(VecCreateMPI(model_.comm(), 3 * mesh.n_owned, PETSC_DETERMINE, coords.out()));
+  OPTISTEP_PETSC(VecSetBlockSize(coords, 3));
   {
-    const DistributedTetMesh& mesh = model_.mesh();
-    // AIJ with block size 3 by default: every PC works on it (GAMG and hypre do not take
-    // BAIJ in PETSc 3.18); -hessian_mat_type baij|sbaij selects the blocked formats.
-    OPTISTEP_PETSC(MatCreate(model_.comm(), H.out()));
-    OPTISTEP_PETSC(MatSetSizes(H, 3 * mesh.n_owned, 3 * mesh.n_owned, PETSC_DETERMINE,
-                               PETSC_DETERMINE));
-    OPTISTEP_PETSC(MatSetBlockSize(H, 3));
-    OPTISTEP_PETSC(MatSetType(H, MATAIJ));
-    OPTISTEP_PETSC(MatSetOptionsPrefix(H, "hessian_"));
-    CallReadingOptions("hessian_", [&] { return MatSetFromOptions(H); });
-    Preallocate(H);
-    PetscBool symmetric_storage = PETSC_FALSE;
-    OPTISTEP_PETSC(PetscObjectTypeCompareAny(reinterpret_cast<PetscObject>(H.get()), &symmetric_storage,
-                                             MATSBAIJ, MATSEQSBAIJ, MATMPISBAIJ, ""));
-    if (symmetric_storage) OPTISTEP_PETSC(MatSetOption(H, MAT_IGNORE_LOWER_TRIANGULAR, PETSC_TRUE));
-    // Local (owned + ghost) numbering, for anything that sets values by local index.
-    OPTISTEP_PETSC(MatSetLocalToGlobalMapping(H, model_.LocalToGlobal(), model_.LocalToGlobal()));
-    OPTISTEP_PETSC(MatSetOption(H, MAT_NO_OFF_PROC_ENTRIES, PETSC_TRUE));
-    // Row buffers hold column-major 3x3 blocks (Eigen's layout): a row of blocks is the
-    // column-oriented 3 x 3n array PETSc reads with MAT_ROW_ORIENTED off.
-    OPTISTEP_PETSC(MatSetOption(H, MAT_ROW_ORIENTED, PETSC_FALSE));
-    OPTISTEP_PETSC(MatSetOption(H, MAT_SYMMETRIC, PETSC_TRUE));
-    OPTISTEP_PETSC(MatSetOption(H, MAT_SYMMETRY_ETERNAL, PETSC_TRUE));
-    // Rigid-body modes from the reference positions, for algebraic multigrid
-    // (-newton_pc_type gamg).
-    OwnedVec coords;
-    OPTISTEP_PETSC(VecCreateMPI(model_.comm(), 3 * mesh.n_owned, PETSC_DETERMINE, coords.out()));
-    OPTISTEP_PETSC(VecSetBlockSize(coords, 3));
-    {
-      VecArray ca(coords);
-      for (PetscInt l = 0; l < mesh.n_owned; ++l)
-        for (int d = 0; d < 3; ++d) ca[3 * l + d] = mesh.X[l][d];
-    }
-    OwnedMatNullSpace rigid;
-    OPTISTEP_PETSC(MatNullSpaceCreateRigidBody(coords, rigid.out()));
-    OPTISTEP_PETSC(MatSetNearNullSpace(H, rigid));
+    VecArray ca(coords);
+    for (PetscInt l = 0; l < mesh.n_owned; ++l)
+      for (int d = 0; d < 3; ++d) ca[3 * l + d] = mesh.X[l][d];
   }
+  OwnedMatNullSpace rigid;
+  OPTISTEP_PETSC(MatNullSpaceCreateRigidBody(coords, rigid.out()));
+  OPTISTEP_PETSC(MatSetNearNullSpace(H, rigid));
   return H.release();
 }
 
@@ -530,11 +476,7 @@ double FemIncrementalPotential::RigidMotionResidual(double epsilon, Vec x, Vec g
   constexpr int kSums = 12;
   const DistributedTetMesh& mesh = model_.mesh();
   std::vector<double> sums(kSums * body_held_.size(), 0.0);
-  const PetscScalar *xa = nullptr, *ga = nullptr, *xn = nullptr, *xh = nullptr;
-  OPTISTEP_PETSC(VecGetArrayRead(x, &xa));
-  OPTISTEP_PETSC(VecGetArrayRead(g, &ga));
-  OPTISTEP_PETSC(VecGetArrayRead(x_n_, &xn));
-  OPTISTEP_PETSC(VecGetArrayRead(x_hat_, &xh));
+  const VecArrayRead xa(x), ga(g), xn(x_n_), xh(x_hat_);
   for (PetscInt l = 0; l < mesh.n_owned; ++l) {
     const int b = mesh.node_body[l];
     if (body_held_[b]) continue;
@@ -553,10 +495,6 @@ double FemIncrementalPotential::RigidMotionResidual(double epsilon, Vec x, Vec g
     s[4] += m * xi.squaredNorm();
     s[8] += m * step.norm() / dt_;
   }
-  OPTISTEP_PETSC(VecRestoreArrayRead(x, &xa));
-  OPTISTEP_PETSC(VecRestoreArrayRead(g, &ga));
-  OPTISTEP_PETSC(VecRestoreArrayRead(x_n_, &xn));
-  OPTISTEP_PETSC(VecRestoreArrayRead(x_hat_, &xh));
   MPI_Allreduce(MPI_IN_PLACE, sums.data(), static_cast<int>(sums.size()), MPI_DOUBLE, MPI_SUM,
                 model_.comm());
   double worst = 0.0;
@@ -609,15 +547,13 @@ void FemIncrementalPotential::CharacteristicNormWeights(double epsilon, Vec w) {
       }
     }
   }
-  PetscScalar* wa = nullptr;
-  OPTISTEP_PETSC(VecGetArray(w, &wa));
+  const VecArray wa(w);
   for (PetscInt l = 0; l < mesh.n_owned; ++l) {
     double tol = PETSC_INFINITY;
     if (!model_.IsConstrained(static_cast<int>(l)) && volume[l] > 0.0)
       tol = epsilon * stiffness_volume[l] / volume[l] * std::pow(volume[l] / 4.0, 2.0 / 3.0);
     for (int d = 0; d < 3; ++d) wa[3 * l + d] = tol;
   }
-  OPTISTEP_PETSC(VecRestoreArray(w, &wa));
 }
 
 std::vector<std::int64_t> FemIncrementalPotential::PenaltyContacts(Vec x) {
@@ -627,8 +563,7 @@ std::vector<std::int64_t> FemIncrementalPotential::PenaltyContacts(Vec x) {
   const auto& objects = model_.collision_objects();
   const std::int64_t n_objects = static_cast<std::int64_t>(objects.size());
   if (n_objects > 0) {
-    const PetscScalar* xa = nullptr;
-    OPTISTEP_PETSC(VecGetArrayRead(x, &xa));
+    const VecArrayRead xa(x);
     for (PetscInt l = 0; l < mesh.n_owned; ++l) {
       if (model_.IsConstrained(static_cast<int>(l))) continue;
       const Vec3 xi(xa[3 * l], xa[3 * l + 1], xa[3 * l + 2]);
@@ -637,7 +572,6 @@ std::vector<std::int64_t> FemIncrementalPotential::PenaltyContacts(Vec x) {
         if (objects[k].Penalty(xi, m, nullptr, nullptr) > 0.0)
           keys.push_back(static_cast<std::int64_t>(mesh.local_to_global[l]) * n_objects + k);
     }
-    OPTISTEP_PETSC(VecRestoreArrayRead(x, &xa));
   }
   if (self_contact_) {
     self_contact_->Update(x);

@@ -31,6 +31,7 @@
 #include "fem/FemModel.hpp"
 #include "fem/FrictionPotential.hpp"
 #include "fem/SelfContact.hpp"
+#include "solvers/BlockRows.hpp"
 #include "solvers/IncrementalPotential.hpp"
 
 namespace optistep {
@@ -144,14 +145,14 @@ class FemIncrementalPotential : public IncrementalPotential {
   /// the row buffers, which it zeroes first; constrained rows and columns are left out.
   /// xl null: the blocks of RestShapeMatrix's L instead.
   void AccumulateElasticHessian(const PetscScalar* xl);
-  /// Inserts the row buffers into M (one sorted row per call) and assembles it.
-  void InsertRows(Mat M);
   /// The lagged damping energy at x (J); leaves K(x_n) (x - x_n) in work2_ for the gradient.
   double DampingEnergy(Vec x);
-  /// A new, preallocated matrix (AIJ, block size 3; -hessian_mat_type) with the Hessian's layout.
-  Mat NewHessianMatrix() const;
-  /// (Re)sets H's preallocation to the tets' pattern, dropping any other nonzeros.
-  void Preallocate(Mat H) const;
+  /// A new matrix (AIJ, block size 3; -hessian_mat_type) exactly preallocated for the
+  /// Hessian's row layout.
+  Mat NewHessianMatrix();
+  /// (Re)sets H's preallocation to the row layout (the tets' pattern), dropping any other
+  /// nonzeros.
+  void Preallocate(Mat H);
 
   FemModel& model_;
   double beta_;
@@ -179,11 +180,9 @@ class FemIncrementalPotential : public IncrementalPotential {
   OwnedVec work2_;
   OwnedMat hessian_;   // cached; handed out by reference
   OwnedMat stiffness_n_;  // K(x_n) for damping
-  std::vector<PetscInt> row_start_;  // per owned node, into row_cols_ (size n_owned + 1)
-  std::vector<PetscInt> row_cols_;   // global column ids, sorted per row
+  BlockRows rows_;                   // the Hessian's owned rows (BuildRowLayout) and their blocks
   std::vector<int> diagonal_slot_;   // per owned node
   std::vector<int> tet_slots_;       // 16 per local tet: (row corner, column corner) -> slot
-  std::vector<double> row_values_;   // 9 per slot, column-major 3x3 blocks
   std::unique_ptr<SelfContact> self_contact_;  // null unless the scene's self_contact.enabled
   /// Constraint collisions: null unless an object has method: constraint. Then Evaluate
   /// takes E'(P(x)) (P into x_local_), unless raw_ (ProjectIterate's pass at u = P(u)); the

@@ -210,8 +210,6 @@ PetscInt SelfContact::OwnedIndex(PetscInt petsc) const {
 bool SelfContact::FetchPositions(Vec x) {
   OPTISTEP_PETSC(VecScatterBegin(scatter_, x, x_held_, INSERT_VALUES, SCATTER_FORWARD));
   OPTISTEP_PETSC(VecScatterEnd(scatter_, x, x_held_, INSERT_VALUES, SCATTER_FORWARD));
-  const PetscScalar* xa = nullptr;
-  OPTISTEP_PETSC(VecGetArrayRead(x_held_, &xa));
   bool changed = !have_positions_;
   auto set = [&](std::size_t n, const double* v) {
     const Vec3 xn(v[0], v[1], v[2]);
@@ -219,8 +217,10 @@ bool SelfContact::FetchPositions(Vec x) {
     x_[n] = xn;
   };
   const std::size_t n_local = static_cast<std::size_t>(model_.mesh().n_local);
-  for (std::size_t n = 0; n < n_local; ++n) set(n, xa + 3 * n);
-  OPTISTEP_PETSC(VecRestoreArrayRead(x_held_, &xa));
+  {
+    const VecArrayRead xa(x_held_);
+    for (std::size_t n = 0; n < n_local; ++n) set(n, xa.data() + 3 * n);
+  }
   // The halo's positions, point to point from the ranks that sent it, which hold them
   // among their local nodes (the lists of nodes sent and received at the last rebuild).
   const MPI_Comm comm = model_.comm();
@@ -714,16 +714,16 @@ void SelfContact::ApplyFriction(Vec x, Vec v, double mu, double dt) {
   std::sort(touched.begin(), touched.end());
   touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
   std::vector<std::byte> mine;
-  const PetscScalar* va = nullptr;
-  OPTISTEP_PETSC(VecGetArrayRead(v, &va));
-  for (PetscInt n : touched) {
-    const PetscInt l = OwnedIndex(n);
-    if (l < 0) continue;
-    const int li = static_cast<int>(l);
-    Put(&mine, NodeState{n, {va[3 * l], va[3 * l + 1], va[3 * l + 2]},
-                         model_.IsConstrained(li) ? 0.0 : 1.0 / model_.Mass(li)});
+  {
+    const VecArrayRead va(v);
+    for (PetscInt n : touched) {
+      const PetscInt l = OwnedIndex(n);
+      if (l < 0) continue;
+      const int li = static_cast<int>(l);
+      Put(&mine, NodeState{n, {va[3 * l], va[3 * l + 1], va[3 * l + 2]},
+                           model_.IsConstrained(li) ? 0.0 : 1.0 / model_.Mass(li)});
+    }
   }
-  OPTISTEP_PETSC(VecRestoreArrayRead(v, &va));
   const std::vector<std::byte> all = AllGatherLists(model_.comm(), mine);
   std::map<PetscInt, NodeState> state;
   for (std::size_t at = 0; at < all.size();) {
@@ -764,14 +764,12 @@ void SelfContact::ApplyFriction(Vec x, Vec v, double mu, double dt) {
     vel[r.petsc[0]] += inverse_mass(r.petsc[0]) * j;
     for (int k = 0; k < 3; ++k) vel[r.petsc[1 + k]] -= w[k] * inverse_mass(r.petsc[1 + k]) * j;
   }
-  PetscScalar* vo = nullptr;
-  OPTISTEP_PETSC(VecGetArray(v, &vo));
+  const VecArray vo(v);
   for (const auto& [n, vn] : vel) {
     const PetscInt l = OwnedIndex(n);
     if (l >= 0)
       for (int d = 0; d < 3; ++d) vo[3 * l + d] = vn[d];
   }
-  OPTISTEP_PETSC(VecRestoreArray(v, &vo));
 }
 
 double SelfContact::Energy() const {

@@ -163,12 +163,10 @@ SolveReport FemAsync::PaperCoupledSubstep(double dt, double h, double t_next) {
   //    x_hat = x^n + alpha h (v_S + h M^-1 f_S(x_S)); from x_hat.
   semi_->SubstepForces(x_sub_, force_);
   {
-    PetscScalar* u = nullptr;
-    const PetscScalar *xn = nullptr, *vs = nullptr, *f = nullptr;
-    OPTISTEP_PETSC(VecGetArray(u_, &u));
-    OPTISTEP_PETSC(VecGetArrayRead(x_start_, &xn));
-    OPTISTEP_PETSC(VecGetArrayRead(v_sub_, &vs));
-    OPTISTEP_PETSC(VecGetArrayRead(force_, &f));
+    const VecArray u(u_);
+    const VecArrayRead xn(x_start_);
+    const VecArrayRead vs(v_sub_);
+    const VecArrayRead f(force_);
     for (PetscInt l = 0; l < mesh.n_owned; ++l) {
       const double h_over_m = h / model_.Mass(static_cast<int>(l));
       for (int d = 0; d < 3; ++d) {
@@ -176,10 +174,6 @@ SolveReport FemAsync::PaperCoupledSubstep(double dt, double h, double t_next) {
         u[i] = xn[i] + alpha * h * (vs[i] + h_over_m * f[i]);
       }
     }
-    OPTISTEP_PETSC(VecRestoreArrayRead(force_, &f));
-    OPTISTEP_PETSC(VecRestoreArrayRead(v_sub_, &vs));
-    OPTISTEP_PETSC(VecRestoreArrayRead(x_start_, &xn));
-    OPTISTEP_PETSC(VecRestoreArray(u_, &u));
   }
   interior_.BeginStep(u_, zero_, alpha * h, t_next);
   SolveReport report = minimizer_->Minimize(interior_, u_);
@@ -188,38 +182,28 @@ SolveReport FemAsync::PaperCoupledSubstep(double dt, double h, double t_next) {
   //    interior-only nodes x^n + Dt (v^n + v_B) / 2 (not the paper's x^n + Dt v_H: file
   //    comment).
   {
-    PetscScalar* x = nullptr;
-    const PetscScalar *z = nullptr, *xn = nullptr, *vn = nullptr, *xs = nullptr, *vs = nullptr;
-    OPTISTEP_PETSC(VecGetArray(x_, &x));
-    OPTISTEP_PETSC(VecGetArrayRead(u_, &z));
-    OPTISTEP_PETSC(VecGetArrayRead(x_start_, &xn));
-    OPTISTEP_PETSC(VecGetArrayRead(v_start_, &vn));
-    OPTISTEP_PETSC(VecGetArrayRead(x_sub_, &xs));
-    OPTISTEP_PETSC(VecGetArrayRead(v_sub_, &vs));
+    const VecArray x(x_);
+    const VecArrayRead z(u_);
+    const VecArrayRead xn(x_start_);
+    const VecArrayRead vn(v_start_);
+    const VecArrayRead xs(x_sub_);
+    const VecArrayRead vs(v_sub_);
     for (PetscInt l = 0; l < mesh.n_owned; ++l)
       for (int d = 0; d < 3; ++d) {
         const PetscInt i = 3 * l + d;
         const double v_b = (z[i] - xn[i]) / (alpha * h);
         x[i] = interior_only_[l] ? xn[i] + dt * (0.5 * (vn[i] + v_b)) : xs[i] + h * (0.5 * (vs[i] + v_b));
       }
-    OPTISTEP_PETSC(VecRestoreArrayRead(v_sub_, &vs));
-    OPTISTEP_PETSC(VecRestoreArrayRead(v_start_, &vn));
-    OPTISTEP_PETSC(VecRestoreArrayRead(x_sub_, &xs));
-    OPTISTEP_PETSC(VecRestoreArrayRead(x_start_, &xn));
-    OPTISTEP_PETSC(VecRestoreArrayRead(u_, &z));
-    OPTISTEP_PETSC(VecRestoreArray(x_, &x));
   }
   // d. v = v_S + h M^-1 (f_S(x) + r f_I(z)): the interior forces of the implicit update a.
   semi_->ForgetForces();
   semi_->SubstepForces(x_, force_);
   semi_->Forces(u_, interior_tets_, interior_force_, false);
   {
-    PetscScalar* v = nullptr;
-    const PetscScalar *vs = nullptr, *f = nullptr, *fi = nullptr;
-    OPTISTEP_PETSC(VecGetArray(v_, &v));
-    OPTISTEP_PETSC(VecGetArrayRead(v_sub_, &vs));
-    OPTISTEP_PETSC(VecGetArrayRead(force_, &f));
-    OPTISTEP_PETSC(VecGetArrayRead(interior_force_, &fi));
+    const VecArray v(v_);
+    const VecArrayRead vs(v_sub_);
+    const VecArrayRead f(force_);
+    const VecArrayRead fi(interior_force_);
     for (PetscInt l = 0; l < mesh.n_owned; ++l) {
       const double h_over_m = h / model_.Mass(static_cast<int>(l));
       for (int d = 0; d < 3; ++d) {
@@ -227,10 +211,6 @@ SolveReport FemAsync::PaperCoupledSubstep(double dt, double h, double t_next) {
         v[i] = vs[i] + h_over_m * (f[i] + r * fi[i]);
       }
     }
-    OPTISTEP_PETSC(VecRestoreArrayRead(interior_force_, &fi));
-    OPTISTEP_PETSC(VecRestoreArrayRead(force_, &f));
-    OPTISTEP_PETSC(VecRestoreArrayRead(v_sub_, &vs));
-    OPTISTEP_PETSC(VecRestoreArray(v_, &v));
   }
   return report;
 }

@@ -48,11 +48,11 @@ SolveReport FemBackwardEuler::TryStep(double dt) {
   const Vec3 fall = dt * dt * model_.Gravity(t_ + dt);
   if (fall.squaredNorm() > 0.0) {
     OPTISTEP_PETSC(VecCopy(potential_.InertialTarget(), guess_));
-    PetscScalar* ga = nullptr;
-    OPTISTEP_PETSC(VecGetArray(guess_, &ga));
-    for (PetscInt l = 0; l < model_.mesh().n_owned; ++l)
-      for (int d = 0; d < 3; ++d) ga[3 * l + d] += fall[d];
-    OPTISTEP_PETSC(VecRestoreArray(guess_, &ga));
+    {
+      const VecArray ga(guess_);
+      for (PetscInt l = 0; l < model_.mesh().n_owned; ++l)
+        for (int d = 0; d < 3; ++d) ga[3 * l + d] += fall[d];
+    }
     potential_.ApplyDirichlet(guess_);
     potential_.ProjectOntoConstraints(guess_);
     TakeBetterStart(potential_, u_, guess_);
@@ -117,10 +117,8 @@ void FemBackwardEuler::ApplyFriction(Vec x, Vec v, double dt) const {
   bool any_friction = false;
   for (const auto& c : model_.collision_objects()) any_friction |= c.friction() > 0.0;
   if (!any_friction) return;
-  const PetscScalar* xa = nullptr;
-  PetscScalar* va = nullptr;
-  OPTISTEP_PETSC(VecGetArrayRead(x, &xa));
-  OPTISTEP_PETSC(VecGetArray(v, &va));
+  const VecArrayRead xa(x);
+  const VecArray va(v);
   for (PetscInt l = 0; l < model_.mesh().n_owned; ++l) {
     if (model_.IsConstrained(static_cast<int>(l))) continue;
     const double m = model_.Mass(static_cast<int>(l));
@@ -142,50 +140,46 @@ void FemBackwardEuler::ApplyFriction(Vec x, Vec v, double dt) const {
     }
     for (int d = 0; d < 3; ++d) va[3 * l + d] = vi[d];
   }
-  OPTISTEP_PETSC(VecRestoreArrayRead(x, &xa));
-  OPTISTEP_PETSC(VecRestoreArray(v, &va));
 }
 
 void FemBackwardEuler::ApplyConstraintFriction(Vec x, Vec v, double dt) {
   const ConstraintCollisions& constraints = *potential_.constraints();
   const auto& objects = model_.collision_objects();
-  PetscScalar *xa = nullptr, *va = nullptr;
-  OPTISTEP_PETSC(VecGetArray(x, &xa));
-  OPTISTEP_PETSC(VecGetArray(v, &va));
-  for (PetscInt l = 0; l < model_.mesh().n_owned; ++l) {
-    // Coulomb (Gast Sec. 5.1): the tangential velocity loses at most mu lambda dt / m, the
-    // friction impulse the constraint's normal impulse lambda dt allows (summed over the
-    // objects holding the node; tangential: in all their tangent planes).
-    // The velocity is taken relative to the objects' material points at x_{n+1} (posed at
-    // t_{n+1}), weighted by their normal forces; zero for static objects.
-    double cap = 0.0, held = 0.0;
-    Vec3 n, v_object = Vec3::Zero();
-    int k = -1;
-    const Vec3 xi(xa[3 * l], xa[3 * l + 1], xa[3 * l + 2]);
-    for (int which = 0; which < 3; ++which) {
-      const double lambda = constraints.NormalForce(static_cast<int>(l), which, &n, &k);
-      if (k < 0) break;
-      cap += objects[k].friction() * lambda;
-      if (objects[k].moving()) v_object += lambda * objects[k].Velocity(xi);
-      held += lambda;
-    }
-    if (cap <= 0.0) continue;
-    if (held > 0.0) v_object /= held;
-    const double m = model_.Mass(static_cast<int>(l));
-    const Vec3 vr = Vec3(va[3 * l], va[3 * l + 1], va[3 * l + 2]) - v_object;
-    const Vec3 vt = vr - constraints.NormalProjection(static_cast<int>(l)) * vr;
-    const double speed = vt.norm();
-    if (speed <= 0.0) continue;
-    const Vec3 dv = -CoulombStoppedFraction(cap * dt, m * speed) * vt;
-    // The position follows (x_{n+1} = x_n + dt v_{n+1}): otherwise a node that friction
-    // stops has still slid by its frictionless step, and a body that should stick creeps.
-    for (int d = 0; d < 3; ++d) {
-      va[3 * l + d] += dv[d];
-      xa[3 * l + d] += dt * dv[d];
+  {
+    const VecArray xa(x), va(v);
+    for (PetscInt l = 0; l < model_.mesh().n_owned; ++l) {
+      // Coulomb (Gast Sec. 5.1): the tangential velocity loses at most mu lambda dt / m, the
+      // friction impulse the constraint's normal impulse lambda dt allows (summed over the
+      // objects holding the node; tangential: in all their tangent planes).
+      // The velocity is taken relative to the objects' material points at x_{n+1} (posed at
+      // t_{n+1}), weighted by their normal forces; zero for static objects.
+      double cap = 0.0, held = 0.0;
+      Vec3 n, v_object = Vec3::Zero();
+      int k = -1;
+      const Vec3 xi(xa[3 * l], xa[3 * l + 1], xa[3 * l + 2]);
+      for (int which = 0; which < 3; ++which) {
+        const double lambda = constraints.NormalForce(static_cast<int>(l), which, &n, &k);
+        if (k < 0) break;
+        cap += objects[k].friction() * lambda;
+        if (objects[k].moving()) v_object += lambda * objects[k].Velocity(xi);
+        held += lambda;
+      }
+      if (cap <= 0.0) continue;
+      if (held > 0.0) v_object /= held;
+      const double m = model_.Mass(static_cast<int>(l));
+      const Vec3 vr = Vec3(va[3 * l], va[3 * l + 1], va[3 * l + 2]) - v_object;
+      const Vec3 vt = vr - constraints.NormalProjection(static_cast<int>(l)) * vr;
+      const double speed = vt.norm();
+      if (speed <= 0.0) continue;
+      const Vec3 dv = -CoulombStoppedFraction(cap * dt, m * speed) * vt;
+      // The position follows (x_{n+1} = x_n + dt v_{n+1}): otherwise a node that friction
+      // stops has still slid by its frictionless step, and a body that should stick creeps.
+      for (int d = 0; d < 3; ++d) {
+        va[3 * l + d] += dv[d];
+        xa[3 * l + d] += dt * dv[d];
+      }
     }
   }
-  OPTISTEP_PETSC(VecRestoreArray(v, &va));
-  OPTISTEP_PETSC(VecRestoreArray(x, &xa));
   potential_.ProjectOntoConstraints(x);  // back onto curved surfaces
 }
 

@@ -56,11 +56,11 @@ FemSemiImplicit::FemSemiImplicit(FemModel& model, Vec x, Vec v, std::vector<char
     OPTISTEP_PETSC(VecDuplicate(f_, mass_diagonal_.out()));
     OPTISTEP_PETSC(VecDuplicate(f_, rhs_.out()));
     OPTISTEP_PETSC(VecDuplicate(f_, delta_.out()));
-    PetscScalar* m = nullptr;
-    OPTISTEP_PETSC(VecGetArray(mass_diagonal_, &m));
-    for (PetscInt l = 0; l < mesh.n_owned; ++l)
-      for (int d = 0; d < 3; ++d) m[3 * l + d] = model_.Mass(static_cast<int>(l));
-    OPTISTEP_PETSC(VecRestoreArray(mass_diagonal_, &m));
+    {
+      const VecArray m(mass_diagonal_);
+      for (PetscInt l = 0; l < mesh.n_owned; ++l)
+        for (int d = 0; d < 3; ++d) m[3 * l + d] = model_.Mass(static_cast<int>(l));
+    }
     OPTISTEP_PETSC(KSPCreate(model_.comm(), ksp_.out()));
     OPTISTEP_PETSC(KSPSetOptionsPrefix(ksp_, "semi_implicit_"));
     OPTISTEP_PETSC(KSPSetType(ksp_, KSPCG));
@@ -89,8 +89,7 @@ void FemSemiImplicit::Forces(Vec x, const std::vector<char>& active, Vec f, bool
   const GhostedLocalView local(local_);
   const PetscScalar* xl = local.data();
   OPTISTEP_PETSC(VecSet(f, 0.0));
-  PetscScalar* fa = nullptr;
-  OPTISTEP_PETSC(VecGetArray(f, &fa));
+  const VecArray fa(f);
   // f_e = -dPsi/dx_a = -V P beta_a, one loop over local tets (as FemIncrementalPotential).
   for (std::size_t e = 0; e < mesh.tets.size(); ++e) {
     if (!active.empty() && !active[e]) continue;
@@ -118,7 +117,6 @@ void FemSemiImplicit::Forces(Vec x, const std::vector<char>& active, Vec f, bool
     for (const auto& c : model_.collision_objects()) c.Penalty(xi, m, &grad, nullptr);
     for (int d = 0; d < 3; ++d) fa[3 * l + d] += m * g[d] - grad[d];
   }
-  OPTISTEP_PETSC(VecRestoreArray(f, &fa));
 }
 
 void FemSemiImplicit::SubstepForces(Vec x, Vec f) {
@@ -127,17 +125,13 @@ void FemSemiImplicit::SubstepForces(Vec x, Vec f) {
 }
 
 void FemSemiImplicit::Kick(Vec v, Vec f, double h) const {
-  PetscScalar* va = nullptr;
-  const PetscScalar* fa = nullptr;
-  OPTISTEP_PETSC(VecGetArray(v, &va));
-  OPTISTEP_PETSC(VecGetArrayRead(f, &fa));
+  const VecArray va(v);
+  const VecArrayRead fa(f);
   for (PetscInt l = 0; l < model_.mesh().n_owned; ++l) {
     if (model_.IsConstrained(static_cast<int>(l))) continue;
     const double h_over_m = h / model_.Mass(static_cast<int>(l));
     for (int d = 0; d < 3; ++d) va[3 * l + d] += h_over_m * fa[3 * l + d];
   }
-  OPTISTEP_PETSC(VecRestoreArrayRead(f, &fa));
-  OPTISTEP_PETSC(VecRestoreArray(v, &va));
 }
 
 void FemSemiImplicit::Damp(Vec x, Vec v, double h) {
@@ -154,8 +148,7 @@ void FemSemiImplicit::Damp(Vec x, Vec v, double h) {
     const GhostedLocalView xv(x);
     const GhostedLocalView vv(local_);
     OPTISTEP_PETSC(VecSet(rhs_, 0.0));
-    PetscScalar* r = nullptr;
-    OPTISTEP_PETSC(VecGetArray(rhs_, &r));
+    const VecArray r(rhs_);
     for (std::size_t e = 0; e < mesh.tets.size(); ++e) {
       const auto& t = mesh.tets[e];
       const int te = static_cast<int>(e);
@@ -171,7 +164,6 @@ void FemSemiImplicit::Damp(Vec x, Vec v, double h) {
         if (t[a] < mesh.n_owned && !model_.IsConstrained(t[a]))
           for (int d = 0; d < 3; ++d) r[3 * t[a] + d] -= h * beta_ * Kv[3 * a + d];
     }
-    OPTISTEP_PETSC(VecRestoreArray(rhs_, &r));
   }
   OPTISTEP_PETSC(MatScale(K_, h * beta_));
   OPTISTEP_PETSC(MatDiagonalSet(K_, mass_diagonal_, ADD_VALUES));
@@ -191,17 +183,13 @@ SolveReport FemSemiImplicit::TryStep(double dt) {
   OPTISTEP_PETSC(VecCopy(v_, v_half_));
   Kick(v_half_, f_, 0.5 * dt);
   {
-    PetscScalar* va = nullptr;
-    const PetscScalar* xo = nullptr;
-    OPTISTEP_PETSC(VecGetArray(v_half_, &va));
-    OPTISTEP_PETSC(VecGetArrayRead(x_, &xo));
+    const VecArray va(v_half_);
+    const VecArrayRead xo(x_);
     for (PetscInt l = 0; l < mesh.n_owned; ++l)
       if (model_.IsConstrained(static_cast<int>(l))) {
         const Vec3 target = model_.DirichletTarget(static_cast<int>(l), t_next);
         for (int d = 0; d < 3; ++d) va[3 * l + d] = (target[d] - xo[3 * l + d]) / dt;
       }
-    OPTISTEP_PETSC(VecRestoreArrayRead(x_, &xo));
-    OPTISTEP_PETSC(VecRestoreArray(v_half_, &va));
   }
   // A PETSc error in a damping solve is a failed try (retried with dt/2); the state of the
   // step's start is untouched until the end.
@@ -220,29 +208,23 @@ SolveReport FemSemiImplicit::TryStep(double dt) {
   // x^(n+1) = x^n + dt v^(n+1/2); Dirichlet nodes exactly on their targets.
   OPTISTEP_PETSC(VecWAXPY(x_new_, dt, v_half_, x_));
   {
-    PetscScalar* xa = nullptr;
-    OPTISTEP_PETSC(VecGetArray(x_new_, &xa));
+    const VecArray xa(x_new_);
     for (PetscInt l = 0; l < mesh.n_owned; ++l)
       if (model_.IsConstrained(static_cast<int>(l))) {
         const Vec3 target = model_.DirichletTarget(static_cast<int>(l), t_next);
         for (int d = 0; d < 3; ++d) xa[3 * l + d] = target[d];
       }
-    OPTISTEP_PETSC(VecRestoreArray(x_new_, &xa));
   }
   // v^(n+1) = v^n + dt a(x^(n+1), v^(n+1)); Dirichlet nodes keep the velocity of their move.
   SubstepForces(x_new_, f_);
   OPTISTEP_PETSC(VecCopy(v_, v_new_));
   Kick(v_new_, f_, dt);
   {
-    PetscScalar* va = nullptr;
-    const PetscScalar* vh = nullptr;
-    OPTISTEP_PETSC(VecGetArray(v_new_, &va));
-    OPTISTEP_PETSC(VecGetArrayRead(v_half_, &vh));
+    const VecArray va(v_new_);
+    const VecArrayRead vh(v_half_);
     for (PetscInt l = 0; l < mesh.n_owned; ++l)
       if (model_.IsConstrained(static_cast<int>(l)))
         for (int d = 0; d < 3; ++d) va[3 * l + d] = vh[3 * l + d];
-    OPTISTEP_PETSC(VecRestoreArrayRead(v_half_, &vh));
-    OPTISTEP_PETSC(VecRestoreArray(v_new_, &va));
   }
   if (!damped(x_new_, v_new_, dt)) return report;
 

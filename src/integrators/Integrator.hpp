@@ -78,6 +78,17 @@ class Integrator {
   /// Besides a smaller time.dt, the scene setting that makes this scheme's steps smaller
   /// ("more xpbd.substeps"); "" when time.dt is the only one. Used in StepFailure's remedy.
   virtual std::string SmallerStepKey() const { return ""; }
+  /// StepFailure's remedy for a step that failed at its size: "try a smaller time.dt",
+  /// then SmallerStepKey() and, when the failure came after halving (`halved`), "more
+  /// time.max_dt_halvings", the last joined by " or " and the others by ", ".
+  std::string SmallerStepRemedy(bool halved) const {
+    std::vector<std::string> keys = {"a smaller time.dt"};
+    if (!SmallerStepKey().empty()) keys.push_back(SmallerStepKey());
+    if (halved) keys.push_back("more time.max_dt_halvings");
+    std::string remedy = "try " + keys[0];
+    for (std::size_t i = 1; i < keys.size(); ++i) remedy += (i + 1 == keys.size() ? " or " : ", ") + keys[i];
+    return remedy;
+  }
 
   /// Whether the scheme has a state-dependent step limit (MPM's CFL condition). Without
   /// one, frames are cut into a fixed number of equal steps (StepController).

@@ -153,7 +153,7 @@ SolveReport MpmBackwardEuler::TryStep(double dt) {
     MPI_Allreduce(MPI_IN_PLACE, &all_finite, 1, MPI_INT, MPI_MIN, comm_);
     if (!all_finite)
       throw StepFailure("NaN in the particle state after the step at t = " + std::to_string(t_),
-                        "try a smaller time.dt or " + SmallerStepKey());
+                        SmallerStepRemedy(false));
     {
       ScopedPhase timed(kMigrationPhase);
       balance_ = domain_.Rebalance();

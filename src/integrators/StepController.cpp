@@ -76,7 +76,7 @@ bool StepController::AdvanceStep(int frame, const std::function<void(const StepR
           std::ostringstream msg;
           msg << "step at t = " << integrator_.time() << " s with dt = " << piece << " s failed after "
               << rejected.depth << " halvings of dt: " << rejected.reason;
-          throw StepFailure(msg.str(), Remedy(true));
+          throw StepFailure(msg.str(), integrator_.SmallerStepRemedy(true));
         }
         PetscPrintf(comm_, "  step at t = %g s, dt = %g s failed (%s); retrying the step from t = %g s "
                     "with dt = %g s\n", integrator_.time(), piece, rejected.reason.c_str(),
@@ -98,22 +98,12 @@ bool StepController::AdvanceStep(int frame, const std::function<void(const StepR
   } catch (const StateRejected& rejected) {  // no earlier state to go back to
     std::ostringstream msg;
     msg << "step ending at t = " << integrator_.time() << " s: " << rejected.reason;
-    throw StepFailure(msg.str(), Remedy(false));
+    throw StepFailure(msg.str(), integrator_.SmallerStepRemedy(false));
   }
   if (integrator_.time() < frame_end - 1e-12 * time_.frame_dt) return false;
   // Steps end on the frame boundary; remove round-off drift.
   integrator_.SetClock(frame_end, integrator_.steps());
   return true;
-}
-
-std::string StepController::Remedy(bool halved) const {
-  std::vector<std::string> keys = {"a smaller time.dt"};
-  if (!integrator_.SmallerStepKey().empty()) keys.push_back(integrator_.SmallerStepKey());
-  if (halved) keys.push_back("more time.max_dt_halvings");
-  std::string remedy = "try " + keys[0];
-  for (std::size_t i = 1; i < keys.size(); ++i)
-    remedy += (i + 1 == keys.size() ? " or " : ", ") + keys[i];
-  return remedy;
 }
 
 void StepController::Advance(double dt, int depth, int min_depth, double start_wall,
@@ -152,7 +142,7 @@ void StepController::Advance(double dt, int depth, int min_depth, double start_w
     msg << "step at t = " << integrator_.time() << " s with dt = " << dt << " s failed after "
         << depth << " halvings of dt: " << report.reason << " (" << report.iterations
         << " iterations, CN residual " << report.cn_residual << ")";
-    throw StepFailure(msg.str(), Remedy(true));
+    throw StepFailure(msg.str(), integrator_.SmallerStepRemedy(true));
   }
   PetscPrintf(comm_, "  step at t = %g s, dt = %g s failed (%s); retrying with dt/2\n",
               integrator_.time(), dt, report.reason.c_str());

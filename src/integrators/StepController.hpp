@@ -52,10 +52,6 @@ class StepController {
   void SetStateCheck(std::function<std::string()> check) { check_ = std::move(check); }
 
  private:
-  /// StepFailure's remedy: "try a smaller time.dt", the integrator's own key
-  /// (Integrator::SmallerStepKey) and, when the failure came after halving (`halved`),
-  /// "more time.max_dt_halvings".
-  std::string Remedy(bool halved) const;
   /// Tries a step of dt, halving on failure; below min_depth it splits without trying.
   void Advance(double dt, int depth, int min_depth, double start_wall,
                const std::function<void(const StepRecord&)>& on_step);

@@ -222,31 +222,12 @@ Mat MpmIncrementalPotential::NewMatrix() {
     OPTISTEP_PETSC(MatSetOption(H, MAT_SYMMETRIC, PETSC_TRUE));
     return H;
   }
-  // Preallocation: exactly the rows' layout (BuildRowLayout), the active nodes of the 5^3
-  // box around each owned node less the couplings of sticky nodes, so that the final
-  // assembly has no unused room to squeeze out.
-  if (row_start_.empty()) BuildRowLayout();
-  const PetscInt first = step_.begin, end = step_.begin + static_cast<PetscInt>(step_.owned_nodes.size());
-  std::vector<PetscInt> d_nnz(step_.owned_nodes.size(), 0), o_nnz(step_.owned_nodes.size(), 0);
-  for (std::size_t k = 0; k < step_.owned_nodes.size(); ++k)
-    for (PetscInt s = row_start_[k]; s < row_start_[k + 1]; ++s)
-      (row_cols_[s] >= first && row_cols_[s] < end ? d_nnz[k] : o_nnz[k])++;
-  OPTISTEP_PETSC(MatCreate(domain_.comm(), &H));
-  OPTISTEP_PETSC(MatSetSizes(H, n, n, N, N));
-  OPTISTEP_PETSC(MatSetBlockSize(H, 3));
   // BAIJ (the 5^3 block stencil of HOT's grid) unless the minimizer asks for another;
-  // -hessian_mat_type aij for GAMG or hypre.
-  OPTISTEP_PETSC(MatSetType(H, hessian_type_));
-  OPTISTEP_PETSC(MatSetOptionsPrefix(H, "hessian_"));
-  CallReadingOptions("hessian_", [&] { return MatSetFromOptions(H); });
-  OPTISTEP_PETSC(MatXAIJSetPreallocation(H, 3, d_nnz.data(), o_nnz.data(), d_nnz.data(), o_nnz.data()));
-  OPTISTEP_PETSC(MatSetOption(H, MAT_NO_OFF_PROC_ENTRIES, PETSC_TRUE));
-  OPTISTEP_PETSC(MatSetOption(H, MAT_SYMMETRIC, PETSC_TRUE));
-  OPTISTEP_PETSC(MatSetOption(H, MAT_SYMMETRY_ETERNAL, PETSC_TRUE));
-  // Row buffers hold column-major 3x3 blocks (Eigen's layout), so a whole row of blocks
-  // is the column-oriented 3 x 3n array PETSc reads with MAT_ROW_ORIENTED off.
-  OPTISTEP_PETSC(MatSetOption(H, MAT_ROW_ORIENTED, PETSC_FALSE));
-  return H;
+  // -hessian_mat_type aij for GAMG or hypre. Preallocated for exactly the rows' layout
+  // (BuildRowLayout): the active nodes of the 5^3 box around each owned node less the
+  // couplings of sticky nodes.
+  if (!rows_.laid_out()) BuildRowLayout();
+  return rows_.NewMatrix(domain_.comm(), hessian_type_);
 }
 
 void MpmIncrementalPotential::BuildRowLayout() {
@@ -254,10 +235,9 @@ void MpmIncrementalPotential::BuildRowLayout() {
   // by global id; slot_of_offset_ maps a box offset to the slot in that list.
   const LocalGrid& grid = step_.grid;
   const int n_owned_nodes = static_cast<int>(step_.owned_nodes.size());
-  row_start_.assign(n_owned_nodes + 1, 0);
+  rows_.Reset(step_.begin);
   slot_of_offset_.assign(static_cast<std::size_t>(n_owned_nodes) * 125, -1);
   diagonal_slot_.assign(n_owned_nodes, -1);
-  row_cols_.clear();
   row_node_.clear();
   std::vector<std::pair<PetscInt, int>> entries;
   for (int k = 0; k < n_owned_nodes; ++k) {
@@ -275,15 +255,14 @@ void MpmIncrementalPotential::BuildRowLayout() {
     }
     std::sort(entries.begin(), entries.end());
     for (const auto& [id, o] : entries) {
-      const PetscInt slot = static_cast<PetscInt>(row_cols_.size());
+      const PetscInt slot = rows_.AddColumn(id);
       slot_of_offset_[static_cast<std::size_t>(k) * 125 + o] = static_cast<int>(slot);
       if (o == 62) diagonal_slot_[k] = static_cast<int>(slot);
-      row_cols_.push_back(id);
       row_node_.push_back(grid.Index(node + Eigen::Vector3i(o % 5 - 2, (o / 5) % 5 - 2, o / 25 - 2)));
     }
-    row_start_[k + 1] = static_cast<PetscInt>(row_cols_.size());
+    rows_.EndRow();
   }
-  row_values_.assign(9 * row_cols_.size(), 0.0);
+  rows_.Zero();
 }
 
 Mat MpmIncrementalPotential::CreateHessian() {
@@ -293,26 +272,8 @@ Mat MpmIncrementalPotential::CreateHessian() {
 
 bool MpmIncrementalPotential::HessianPatternIs(Mat H) {
   if (matrix_free_) return false;
-  if (row_start_.empty()) BuildRowLayout();
-  PetscInt bs = 0, first = 0, last = 0;
-  OPTISTEP_PETSC(MatGetBlockSize(H, &bs));
-  OPTISTEP_PETSC(MatGetOwnershipRange(H, &first, &last));
-  const PetscInt n_owned = static_cast<PetscInt>(step_.owned_nodes.size());
-  if (bs != 3 || first != 3 * step_.begin || last - first != 3 * n_owned) return false;
-  // Scalar row 3 k + d holds the columns 3 c + e of the layout's block columns c of row k.
-  bool same = true;
-  for (PetscInt k = 0; k < n_owned && same; ++k)
-    for (PetscInt d = 0; d < 3 && same; ++d) {
-      const PetscInt row = first + 3 * k + d;
-      PetscInt n = 0;
-      const PetscInt* cols = nullptr;
-      OPTISTEP_PETSC(MatGetRow(H, row, &n, &cols, nullptr));
-      same = n == 3 * (row_start_[k + 1] - row_start_[k]);
-      for (PetscInt s = row_start_[k], j = 0; same && s < row_start_[k + 1]; ++s, j += 3)
-        same = cols[j] == 3 * row_cols_[s] && cols[j + 1] == 3 * row_cols_[s] + 1 && cols[j + 2] == 3 * row_cols_[s] + 2;
-      OPTISTEP_PETSC(MatRestoreRow(H, row, &n, &cols, nullptr));
-    }
-  return same;
+  if (!rows_.laid_out()) BuildRowLayout();
+  return rows_.SamePattern(H);
 }
 
 void MpmIncrementalPotential::Hessian(Vec dv, Mat H) {
@@ -338,8 +299,8 @@ void MpmIncrementalPotential::Hessian(Vec dv, Mat H) {
   // Blocks are summed into row-wise buffers laid out like the matrix rows (neighbours
   // in the 5^3 box, sorted by global id) and handed to PETSc one whole row at a time:
   // per-particle MatSetValuesBlocked would search each row 729 times per particle.
-  if (row_start_.empty()) BuildRowLayout();
-  std::fill(row_values_.begin(), row_values_.end(), 0.0);
+  if (!rows_.laid_out()) BuildRowLayout();
+  rows_.Zero();
   double a[kStencilNodes][3];
   double G[kStencilNodes][3][9];  // G[m][k] = column-major 3x3 block of C (a_m (x) I), rows 3k..3k+2
   for (std::size_t p = 0; p < particles.size(); ++p) {
@@ -389,33 +350,34 @@ void MpmIncrementalPotential::Hessian(Vec dv, Mat H) {
         double local[9];  // K_nm, column-major, summed in registers
         for (int e = 0; e < 9; ++e) local[e] = a0 * Gm[0][e] + a1 * Gm[1][e] + a2 * Gm[2][e];
         if (slot_nm >= 0) {
-          double* block = &row_values_[9 * static_cast<std::size_t>(slot_nm)];
+          double* block = rows_.block(slot_nm);
           for (int e = 0; e < 9; ++e) block[e] += local[e];
         }
         if (slot_mn >= 0) {
-          double* block = &row_values_[9 * static_cast<std::size_t>(slot_mn)];
+          double* block = rows_.block(slot_mn);
           for (int t = 0; t < 3; ++t)
             for (int d = 0; d < 3; ++d) block[d + 3 * t] += local[t + 3 * d];
         }
       }
     }
   }
+  const std::vector<PetscInt>& row_start = rows_.row_start();
   for (int k = 0; k < n_owned_nodes; ++k) {
     const int i = step_.owned_nodes[k];
     const double m = step_.grid.m[i];
-    double* diag = &row_values_[9 * static_cast<std::size_t>(diagonal_slot_[k])];
+    double* diag = rows_.block(diagonal_slot_[k]);
     const NodeConstraint& c = constraints_[i];
     if (c.kind == Kind::kSlip) {  // P_n K_nm P_m around slip nodes
       const Mat3 P = Projector(c);
-      for (PetscInt s = row_start_[k]; s < row_start_[k + 1]; ++s) {
-        Eigen::Map<Mat3> block(&row_values_[9 * s]);
+      for (PetscInt s = row_start[k]; s < row_start[k + 1]; ++s) {
+        Eigen::Map<Mat3> block(rows_.block(s));
         block = P * block;
       }
     }
-    for (PetscInt s = row_start_[k]; s < row_start_[k + 1]; ++s) {
+    for (PetscInt s = row_start[k]; s < row_start[k + 1]; ++s) {
       const NodeConstraint& cm = constraints_[row_node_[s]];
       if (cm.kind != Kind::kSlip) continue;
-      Eigen::Map<Mat3> block(&row_values_[9 * s]);
+      Eigen::Map<Mat3> block(rows_.block(s));
       block = block * Projector(cm);
     }
     for (int d = 0; d < 3; ++d) diag[4 * d] += m;
@@ -424,15 +386,8 @@ void MpmIncrementalPotential::Hessian(Vec dv, Mat H) {
       FrictionTerm(i, nullptr, &friction);
       Eigen::Map<Mat3>(diag) += friction;
     }
-    const PetscInt row = step_.begin + k;
-    const PetscInt n_cols = row_start_[k + 1] - row_start_[k];
-    OPTISTEP_PETSC(MatSetValuesBlocked(H, 1, &row, n_cols, &row_cols_[row_start_[k]],
-                                       &row_values_[9 * static_cast<std::size_t>(row_start_[k])],
-                                       INSERT_VALUES));
   }
-  ScopedPhase assembly(kAssemblyPhase);
-  OPTISTEP_PETSC(MatAssemblyBegin(H, MAT_FINAL_ASSEMBLY));
-  OPTISTEP_PETSC(MatAssemblyEnd(H, MAT_FINAL_ASSEMBLY));
+  rows_.Insert(H);
 }
 
 void MpmIncrementalPotential::HessianMultiply(Vec x, Vec y) {
@@ -575,7 +530,7 @@ std::vector<double> MpmIncrementalPotential::NormalImpulses(Vec dv) {
   // the elastic forces alike (Gast et al. 2015 Sec. 5.2 and 6; HOT, Wang et al. 2020,
   // projects the same constraint on the grid nodes).
   std::vector<double> normal_impulse(constraints_.size(), 0.0);
-  Vec g = CreateVector();
+  OwnedVec g(CreateVector());
   Assemble(dv, g, false);
   // Owned nodes only: a ghost node's P2G mass is a partial sum.
   PetscScalar* ga = nullptr;
@@ -595,7 +550,6 @@ std::vector<double> MpmIncrementalPotential::NormalImpulses(Vec dv) {
     for (std::size_t i = 0; i < constraints_.size(); ++i)
       if (step_.local_form[i] >= 0) normal_impulse[i] = local.data()[3 * step_.local_form[i]];
   }
-  OPTISTEP_PETSC(VecDestroy(&g));
   return normal_impulse;
 }
 

@@ -18,6 +18,7 @@
 #include "materials/Material.hpp"
 #include "mpm/MpmDomain.hpp"
 #include "mpm/Plasticity.hpp"
+#include "solvers/BlockRows.hpp"
 #include "solvers/IncrementalPotential.hpp"
 
 namespace optistep::mpm {
@@ -136,12 +137,10 @@ class MpmIncrementalPotential : public IncrementalPotential {
   std::vector<double> dv_work_;   // 3 per local grid node (matrix-free products)
   std::vector<Mat9> stiffness_;   // per local particle, dP/dF (projected), for MF
   OwnedMat hessian_;
-  std::vector<PetscInt> row_start_;   // per owned node, into row_cols_ (size n + 1)
-  std::vector<PetscInt> row_cols_;    // global ids of each row's columns, sorted
+  BlockRows rows_;                    // the assembled Hessian's owned rows and their blocks
   std::vector<int> row_node_;         // local grid node of each column
   std::vector<int> slot_of_offset_;   // 125 per owned node (box code), -1: no column
   std::vector<int> diagonal_slot_;    // per owned node
-  std::vector<double> row_values_;    // 9 per slot, column-major 3x3 blocks
   std::vector<double> inverse_blocks_;  // MF: inverse diagonal blocks for PCPBJACOBI
   /// Friction as a potential: per local grid node mu m_i dv_n (kg m/s; empty: friction
   /// after the solve), f_0's width (m/s), and (MF) the friction Hessian's 3x3 blocks per

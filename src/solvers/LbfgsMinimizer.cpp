@@ -285,14 +285,7 @@ SolveReport LbfgsMinimizer::Minimize(IncrementalPotential& potential, Vec u) {
 
       OPTISTEP_PETSC(VecCopy(g, g_old));
       const LineSearch::Result searched = line_search_.Apply(u, energy, g, d, backup, InitialStep(d, gd));
-      ++report.iterations;
-      energy = searched.energy;
-      if (!searched.decreased) {
-        report.energy = energy;
-        NoDecrease(&report, residual, searched.nan, searched.error);
-        break;
-      }
-      potential.ProjectIterate(u, g, &energy);
+      if (!AcceptSearch(potential, u, g, searched, residual, &energy, &report)) break;
       // s = u_new - u_old, y = g_new - g_old; a pair with s^T y <= 0 is skipped.
       OwnedVec s, y;
       OPTISTEP_PETSC(VecDuplicate(u, s.out()));

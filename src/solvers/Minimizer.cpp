@@ -101,18 +101,24 @@ bool Minimizer::Stop(SolveReport* report, double energy, const Residual& residua
   return false;
 }
 
-void Minimizer::NoDecrease(SolveReport* report, const Residual& residual, bool nan,
-                           const std::string& error) const {
-  if (!error.empty()) {
-    report->reason = "the line search raised " + error;
-    return;
+bool Minimizer::AcceptSearch(IncrementalPotential& potential, Vec u, Vec g, const LineSearch::Result& searched,
+                             const Residual& residual, double* energy, SolveReport* report) const {
+  ++report->iterations;
+  *energy = searched.energy;
+  if (searched.decreased) {
+    potential.ProjectIterate(u, g, energy);
+    return true;
   }
-  if (!nan && termination_.Met(residual)) {
+  report->energy = *energy;
+  if (!searched.error.empty()) {
+    report->reason = "the line search raised " + searched.error;
+  } else if (!searched.nan && termination_.Met(residual)) {
     report->converged = true;
     report->reason = "converged (the line search found nothing lower)";
-    return;
+  } else {
+    report->reason = searched.nan ? "NaN in line search" : "line search found no decrease";
   }
-  report->reason = nan ? "NaN in line search" : "line search found no decrease";
+  return false;
 }
 
 bool Minimizer::Abandon(SolveReport* report, bool poll) const {

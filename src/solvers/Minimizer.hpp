@@ -136,11 +136,16 @@ class Minimizer {
   /// polling the ranks), or the iteration cap; report's converged, abandoned and reason say
   /// which.
   bool Stop(SolveReport* report, double energy, const Residual& residual) const;
-  /// The line search found no decrease from the iterate with these measures (in report):
-  /// converged if they meet the test anyway (a start already at the minimizer, e.g. a body
-  /// at rest without gravity, has nothing to decrease), else failed, naming the reason.
-  /// error: PETSc's message when the line search raised one (the step is not converged).
-  void NoDecrease(SolveReport* report, const Residual& residual, bool nan, const std::string& error = "") const;
+  /// Collective. The end of an iteration's line search from the iterate with these
+  /// measures: counts the iteration and takes the search's E (J) into *energy. When E fell,
+  /// u is the new iterate (IncrementalPotential::ProjectIterate: with constraint
+  /// collisions, u projected and E and g taken there) and the result is true. Otherwise
+  /// the solve ends (false) with report->energy that E: converged if the measures meet the
+  /// test anyway (a start already at the minimizer, e.g. a body at rest without gravity,
+  /// has nothing to decrease), else failed, naming the reason (a NaN, no decrease, or
+  /// PETSc's message when the search raised one, which is never converged).
+  bool AcceptSearch(IncrementalPotential& potential, Vec u, Vec g, const LineSearch::Result& searched,
+                    const Residual& residual, double* energy, SolveReport* report) const;
   /// Whether the step under way is to be abandoned (core/StopSignals.hpp); if so, report
   /// says so. poll: ask the ranks (collective, once per outer iteration); otherwise only
   /// look whether they have agreed already (after a Krylov solve that AbandonableKrylov

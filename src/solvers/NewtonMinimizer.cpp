@@ -225,14 +225,7 @@ SolveReport NewtonMinimizer::Minimize(IncrementalPotential& potential, Vec u) {
     if (dnorm > step_clamp_) OPTISTEP_PETSC(VecScale(d, step_clamp_ / dnorm));
 
     const LineSearch::Result searched = line_search_.Apply(u, energy, g, d, work);
-    ++report.iterations;
-    energy = searched.energy;
-    if (!searched.decreased) {
-      report.energy = energy;
-      NoDecrease(&report, residual, searched.nan, searched.error);
-      break;
-    }
-    potential.ProjectIterate(u, g, &energy);
+    if (!AcceptSearch(potential, u, g, searched, residual, &energy, &report)) break;
     residual = termination_.Measure(u, g);
     Monitor("  newton %3d  E %.10e  |g| %.3e  cn %.3e  rigid %.3e  cg %3d (%s)  alpha %.3g\n",
             report.iterations, energy, residual.gradient_norm, residual.cn, residual.rigid,
