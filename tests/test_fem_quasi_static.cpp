@@ -62,7 +62,7 @@ double TipDeflection(FemSimulation& sim, int n) {
 TEST(FemQuasiStatic, LargeDeflectionConvergesQuadratically) {
   const SceneConfig scene = Cantilever("qs_large", 20, 2.0e6, 0.3, 1e-8);
   FemSimulation sim(PETSC_COMM_WORLD, scene);
-  FemQuasiStatic integrator(sim.model(), sim.positions(), sim.velocities());
+  FemQuasiStatic integrator(scene, sim.model(), sim.positions(), sim.velocities());
   const SolveReport report = integrator.TryStep(1000.0);
   ASSERT_TRUE(report.converged) << report.reason;
   PetscPrintf(PETSC_COMM_WORLD, "quasi-static large deflection: %d Newton iterations, |g| %.3e N (tau %.3e N)\n",
@@ -74,7 +74,8 @@ TEST(FemQuasiStatic, LargeDeflectionConvergesQuadratically) {
   const SceneConfig element = Cantilever("qs_large_element", 20, 2.0e6, 0.3, 1e-8, 1,
                                          {"solver.hessian_projection=element"});
   FemSimulation projected_sim(PETSC_COMM_WORLD, element);
-  FemQuasiStatic projected(projected_sim.model(), projected_sim.positions(), projected_sim.velocities());
+  FemQuasiStatic projected(element, projected_sim.model(), projected_sim.positions(),
+                           projected_sim.velocities());
   const SolveReport slow = projected.TryStep(1000.0);
   PetscPrintf(PETSC_COMM_WORLD, "with the SPD projection: %d Newton iterations (%s)\n", slow.iterations,
               slow.reason.c_str());
@@ -94,7 +95,7 @@ TEST(FemQuasiStatic, BackwardEulerAtTheStaticLimitConvergesWithTheTrueHessian) {
                    {"integrator=backward_euler", "solver.cn_epsilon=1e-10",
                     std::string("solver.hessian_projection=") + projections[k]});
     FemSimulation sim(PETSC_COMM_WORLD, scene);
-    FemBackwardEuler integrator(sim.model(), sim.positions(), sim.velocities());
+    FemBackwardEuler integrator(scene, sim.model(), sim.positions(), sim.velocities());
     const SolveReport report = integrator.TryStep(1000.0);
     ASSERT_TRUE(report.converged) << projections[k] << ": " << report.reason;
     iterations[k] = report.iterations;
@@ -169,7 +170,7 @@ loads:
      time_function: {type: ramp, start: 0, end: 2000}}
 )");
   FemSimulation sim(PETSC_COMM_WORLD, scene);
-  FemQuasiStatic integrator(sim.model(), sim.positions(), sim.velocities());
+  FemQuasiStatic integrator(scene, sim.model(), sim.positions(), sim.velocities());
   // |f_ext|: the end face (A = 0.04 m^2) is two triangles of A / 2, each giving its corners
   // t A / 6; the two corners on their shared diagonal take two shares: |f_ext| = t A / 6
   // sqrt(2^2 + 2^2 + 1 + 1) = 21.08 N at the ramp's peak, times the default tolerance 1e-6.

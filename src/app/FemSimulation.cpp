@@ -15,7 +15,7 @@ FemSimulation::FemSimulation(MPI_Comm comm, const SceneConfig& scene)
     : Simulation(comm, scene) {
   ScopedPhase phase(kSetupPhase);
   DistributedTetMesh mesh = LoadDistributedMesh(comm_, scene_, &quality_);
-  model_ = std::make_unique<FemModel>(scene_, std::move(mesh));
+  model_ = std::make_unique<FemModel>(scene_, scene_.friction, scene_.self_contact, std::move(mesh));
   x_.reset(model_->CreateNodeVector());
   OPTISTEP_PETSC(VecDuplicate(x_, v_.out()));
   model_->InitialState(x_, v_);

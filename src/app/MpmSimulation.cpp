@@ -24,7 +24,7 @@ MpmSimulation::MpmSimulation(MPI_Comm comm, const SceneConfig& scene)
   MPI_Comm_size(comm_, &size);
   Particles all;
   std::vector<mpm::ParticleForce>& forces = model_.particle_forces;
-  ReadOnRankZero(comm_, [&] { all = mpm::SampleBodies(scene_, available_memory_, size, &memory_estimate_, &forces); });
+  ReadOnRankZero(comm_, [&] { all = mpm::SampleBodies(scene_, scene_.mpm, available_memory_, size, &memory_estimate_, &forces); });
   MPI_Bcast(&memory_estimate_, sizeof memory_estimate_, MPI_BYTE, 0, comm_);
   unsigned long long n_forces = forces.size();
   MPI_Bcast(&n_forces, 1, MPI_UNSIGNED_LONG_LONG, 0, comm_);

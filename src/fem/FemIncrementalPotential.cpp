@@ -59,10 +59,10 @@ FemIncrementalPotential::FemIncrementalPotential(FemModel& model, double damping
   // solves, to the bit, under either friction model.
   bool any_friction = false;
   for (const auto& c : model_.collision_objects()) any_friction |= c.friction() > 0.0;
-  if (model_.scene().friction.model == FrictionModel::kPotential && any_friction)
-    friction_ = std::make_unique<FrictionPotential>(model_, model_.scene().friction.epsilon_v);
+  if (model_.friction().model == FrictionModel::kPotential && any_friction)
+    friction_ = std::make_unique<FrictionPotential>(model_, model_.friction().epsilon_v);
   if (ContactDamping::Wanted(model_)) contact_damping_ = std::make_unique<ContactDamping>(model_);
-  const SelfContactConfig& contact = model_.scene().self_contact;
+  const SelfContactConfig& contact = model_.self_contact();
   if (contact.enabled) self_contact_ = std::make_unique<SelfContact>(model_, contact.stiffness);
   if (ConstraintCollisions::Any(model_)) {
     constraints_ = std::make_unique<ConstraintCollisions>(model_);

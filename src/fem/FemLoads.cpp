@@ -25,7 +25,7 @@ std::string Label(const LoadConfig& load, std::size_t i) {
 
 FemLoads::FemLoads(const FemModel& model) : model_(model), loads_(model.scene().loads) {
   const DistributedTetMesh& mesh = model_.mesh();
-  const SceneConfig& scene = model_.scene();
+  const ModelConfig& scene = model_.scene();
   dead_.resize(loads_.size());
   pressure_.assign(loads_.size(), 0.0);
   force_.assign(3 * static_cast<std::size_t>(mesh.n_owned), 0.0);

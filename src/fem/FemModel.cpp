@@ -13,8 +13,9 @@
 
 namespace optistep {
 
-FemModel::FemModel(const SceneConfig& scene, DistributedTetMesh mesh)
-    : scene_(scene), gravity_tau_(scene.gravity_time_function), mesh_(std::move(mesh)) {
+FemModel::FemModel(const ModelConfig& scene, const FrictionConfig& friction,
+                   const SelfContactConfig& self_contact, DistributedTetMesh mesh)
+    : scene_(scene), friction_(friction), self_contact_(self_contact), gravity_tau_(scene.gravity_time_function), mesh_(std::move(mesh)) {
   for (const auto& body : scene_.bodies)
     materials_.push_back(MakeMaterial(
         body.material.model,

@@ -21,16 +21,21 @@ namespace optistep {
 
 class FemModel {
  public:
-  /// Collective. Throws InputError for a Dirichlet selection that holds no node, and
+  /// Collective. `scene`: the bodies, conditions, objects and loads; `friction` and
+  /// `self_contact`: the scene's sections of the same name, which the incremental
+  /// potential reads. Throws InputError for a Dirichlet selection that holds no node, and
   /// for a degenerate tet (zero reference volume), naming it.
-  FemModel(const SceneConfig& scene, DistributedTetMesh mesh);
+  FemModel(const ModelConfig& scene, const FrictionConfig& friction,
+           const SelfContactConfig& self_contact, DistributedTetMesh mesh);
   ~FemModel();
   FemModel(const FemModel&) = delete;
   FemModel& operator=(const FemModel&) = delete;
 
   MPI_Comm comm() const { return mesh_.comm; }
   const DistributedTetMesh& mesh() const { return mesh_; }
-  const SceneConfig& scene() const { return scene_; }
+  const ModelConfig& scene() const { return scene_; }
+  const FrictionConfig& friction() const { return friction_; }
+  const SelfContactConfig& self_contact() const { return self_contact_; }
 
   /// A new ghosted Vec (block size 3, owned nodes then ghosts in the local form).
   Vec CreateNodeVector() const;
@@ -76,7 +81,9 @@ class FemModel {
   void SetUpElements();
   void SetUpDirichlet();
 
-  SceneConfig scene_;
+  ModelConfig scene_;
+  FrictionConfig friction_;
+  SelfContactConfig self_contact_;
   TimeFunction gravity_tau_;
   DistributedTetMesh mesh_;
   std::vector<std::unique_ptr<ElasticMaterial>> materials_;  // per body

@@ -5,7 +5,7 @@
 
 namespace optistep {
 
-BackwardEuler::BackwardEuler(MPI_Comm comm, const SceneConfig& scene,
+BackwardEuler::BackwardEuler(MPI_Comm comm, const IntegratorConfig& scene,
                              const MinimizerDefaults& defaults)
     : comm_(comm), scene_(scene), minimizer_(CreateMinimizer(comm, scene.solver, defaults, scene.path)) {}
 

@@ -28,7 +28,7 @@ class BackwardEuler : public Integrator {
 
  protected:
   /// Collective: creates, configures and sets up the scene's minimizer.
-  BackwardEuler(MPI_Comm comm, const SceneConfig& scene, const MinimizerDefaults& defaults);
+  BackwardEuler(MPI_Comm comm, const IntegratorConfig& scene, const MinimizerDefaults& defaults);
   /// Collective. The better (lower E) of the two starts u and other, in u (Gast Sec. 3.1),
   /// when solver.best_of_two_guesses; u unchanged otherwise.
   void TakeBetterStart(IncrementalPotential& potential, Vec u, Vec other) const;
@@ -43,7 +43,7 @@ class BackwardEuler : public Integrator {
                                    const std::function<void()>& lag);
 
   MPI_Comm comm_;
-  const SceneConfig& scene_;
+  const IntegratorConfig& scene_;
   std::unique_ptr<Minimizer> minimizer_;
   /// The report of the last accepted step's solves (LaggedFrictionSolves' sums), set by
   /// TryStep on success: what StatsValues reports.

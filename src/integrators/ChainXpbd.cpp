@@ -9,9 +9,9 @@
 
 namespace optistep {
 
-ChainXpbd::ChainXpbd(MPI_Comm comm, const SceneConfig& scene)
+ChainXpbd::ChainXpbd(MPI_Comm comm, const IntegratorConfig& scene)
     : Xpbd(scene.xpbd), comm_(comm), n_chains_(scene.chains.size()), n_cloths_(scene.cloths.size()) {
-  ParticleModel model = BuildParticleModel(scene);
+  ParticleModel model = BuildParticleModel(scene, scene.path);
   const std::vector<Vec3>& x = model.x;
   const std::vector<Vec3>& v = model.v;
   const std::vector<double>& w = model.inverse_mass;

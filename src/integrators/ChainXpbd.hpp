@@ -36,7 +36,7 @@ class ChainXpbd : public Xpbd {
  public:
   /// Collective. The particles of scene.chains, then of scene.cloths (BuildParticleModel,
   /// every rank reading each cloth's surface; its InputErrors), split over comm's ranks.
-  ChainXpbd(MPI_Comm comm, const SceneConfig& scene);
+  ChainXpbd(MPI_Comm comm, const IntegratorConfig& scene);
 
   /// "xpbd, 100 substeps x 1 iteration, 1 chain, 0 cloths, 20 particles, 19 distance
   /// constraints, Gauss-Seidel over 2 constraint colors".

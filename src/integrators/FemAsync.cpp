@@ -14,15 +14,16 @@ const Phase kSubstepsPhase("AsyncSubsteps");
 
 }  // namespace
 
-FemAsync::FemAsync(FemModel& model, Vec x, Vec v)
-    : BackwardEuler(model.comm(), model.scene(), MinimizerDefaults{PCJACOBI, false, static_cast<double>(model.mesh().n_global_tets),
-                                        static_cast<int>(model.scene().bodies.size())}),
+FemAsync::FemAsync(const IntegratorConfig& config, FemModel& model, Vec x, Vec v)
+    : BackwardEuler(model.comm(), config,
+                    MinimizerDefaults{PCJACOBI, false, static_cast<double>(model.mesh().n_global_tets),
+                                      static_cast<int>(config.bodies.size())}),
       model_(model),
       x_(x),
       v_(v),
-      region_(SurfaceLayerTets(model, model.scene().async.surface_layers)),
+      region_(SurfaceLayerTets(model, config.async.surface_layers)),
       interior_(model, 0.0) {
-  const SceneConfig& scene = model_.scene();
+  const IntegratorConfig& scene = config;
   const DistributedTetMesh& mesh = model_.mesh();
   paper_ = scene.async.coupling == AsyncCoupling::kPaper;
   if (paper_) {  // before the region checks: these keys are wrong whatever the mesh
@@ -46,7 +47,7 @@ FemAsync::FemAsync(FemModel& model, Vec x, Vec v)
                      "semi_implicit (or a finer mesh)");
   distribution_ = std::make_unique<RigidForceDistribution>(model_, ImplicitRegionNodes(model_, region_),
                                                            scene.async.epsilon);
-  semi_ = std::make_unique<FemSemiImplicit>(model_, x_, v_, region_, distribution_.get());
+  semi_ = std::make_unique<FemSemiImplicit>(config, model_, x_, v_, region_, distribution_.get());
   interior_tets_.resize(region_.size());
   for (std::size_t e = 0; e < region_.size(); ++e) interior_tets_[e] = !region_[e];
   interior_.Restrict(interior_tets_, false);
@@ -67,8 +68,8 @@ FemAsync::~FemAsync() {
 
 std::string FemAsync::Describe() const {
   std::ostringstream s;
-  s << "async (Schroeder et al. 2010 Secs. 4-5), " << model_.scene().async.surface_layers
-    << " surface layer(s), epsilon " << model_.scene().async.epsilon << ", substep limit "
+  s << "async (Schroeder et al. 2010 Secs. 4-5), " << scene_.async.surface_layers
+    << " surface layer(s), epsilon " << scene_.async.epsilon << ", substep limit "
     << semi_->MaxStep() << " s; " << (paper_ ? "paper's coupled last substep (Sec. 4.3)" : "coupled frame step")
     << ", interior by minimizer " << minimizer_->Describe();
   return s.str();

@@ -30,7 +30,7 @@ class FemAsync : public BackwardEuler {
   /// Collective. x (m) and v (m/s): the model's ghosted node vectors that TryStep advances
   /// in place. InputError (scene path and key) for a mesh without interior tets
   /// (async.surface_layers: use semi_implicit), and as FemSemiImplicit (friction).
-  FemAsync(FemModel& model, Vec x, Vec v);
+  FemAsync(const IntegratorConfig& config, FemModel& model, Vec x, Vec v);
   ~FemAsync() override;
 
   const char* Name() const override { return "async"; }

@@ -15,16 +15,17 @@ const Phase kFrictionPhase("Friction");
 
 }  // namespace
 
-FemBackwardEuler::FemBackwardEuler(FemModel& model, Vec x, Vec v)
-    : BackwardEuler(model.comm(), model.scene(), MinimizerDefaults{PCJACOBI, false, static_cast<double>(model.mesh().n_global_tets),
-                                        static_cast<int>(model.scene().bodies.size())}),
+FemBackwardEuler::FemBackwardEuler(const IntegratorConfig& config, FemModel& model, Vec x, Vec v)
+    : BackwardEuler(model.comm(), config,
+                    MinimizerDefaults{PCJACOBI, false, static_cast<double>(model.mesh().n_global_tets),
+                                      static_cast<int>(config.bodies.size())}),
       model_(model),
       x_(x),
       v_(v),
-      potential_(model, model.scene().damping.stiffness_beta) {
+      potential_(model, config.damping.stiffness_beta) {
   OPTISTEP_PETSC(VecDuplicate(x_, u_.out()));
   OPTISTEP_PETSC(VecDuplicate(x_, guess_.out()));
-  if (model.scene().solver.hessian_projection == HessianProjection::kNone) potential_.SetProjectHessian(false);
+  if (config.solver.hessian_projection == HessianProjection::kNone) potential_.SetProjectHessian(false);
 }
 
 FemBackwardEuler::~FemBackwardEuler() = default;
@@ -63,7 +64,7 @@ SolveReport FemBackwardEuler::TryStep(double dt) {
   // normal force before a solve of the step: that one was frictionless for them, and
   // lagged_updates friction solves follow it.
   if (potential_.HasFrictionPotential()) {
-    const int solves = model_.scene().friction.lagged_updates - (potential_.constraints() ? 0 : 1);
+    const int solves = scene_.friction.lagged_updates - (potential_.constraints() ? 0 : 1);
     report = LaggedFrictionSolves(potential_, u_, solves, report, [this] { potential_.LagFriction(u_); });
   }
   if (!report.converged) return report;
@@ -83,7 +84,7 @@ SolveReport FemBackwardEuler::TryStep(double dt) {
     ScopedPhase timed(kFrictionPhase);
     ApplyConstraintFriction(u_, guess_, dt);
   }
-  const double self_mu = model_.scene().self_contact.friction;
+  const double self_mu = scene_.self_contact.friction;
   if (self_mu > 0.0 && potential_.self_contact()) {  // Gast et al. 2015 Sec. 5.3
     ScopedPhase timed(kFrictionPhase);
     potential_.self_contact()->ApplyFriction(u_, guess_, self_mu, dt);
@@ -98,14 +99,14 @@ SolveReport FemBackwardEuler::TryStep(double dt) {
 
 std::vector<std::string> FemBackwardEuler::StatsColumns() const {
   std::vector<std::string> columns;
-  if (model_.scene().self_contact.enabled) columns = {"contact_pairs", "contact_evaluations", "contact_skips"};
+  if (scene_.self_contact.enabled) columns = {"contact_pairs", "contact_evaluations", "contact_skips"};
   for (const std::string& c : BackwardEuler::StatsColumns()) columns.push_back(c);
   return columns;
 }
 
 std::vector<double> FemBackwardEuler::StatsValues() const {
   std::vector<double> values;
-  if (model_.scene().self_contact.enabled) {
+  if (scene_.self_contact.enabled) {
     const FemIncrementalPotential::ContactCounts c = potential_.StepContactCounts();
     values = {static_cast<double>(c.pairs), static_cast<double>(c.evaluations), static_cast<double>(c.skipped)};
   }

@@ -18,7 +18,7 @@ class FemBackwardEuler : public BackwardEuler {
  public:
   /// Collective. x (m) and v (m/s) are the model's ghosted node vectors that TryStep
   /// advances in place (the simulation owns them).
-  FemBackwardEuler(FemModel& model, Vec x, Vec v);
+  FemBackwardEuler(const IntegratorConfig& config, FemModel& model, Vec x, Vec v);
   ~FemBackwardEuler() override;
 
   SolveReport TryStep(double dt) override;

@@ -21,16 +21,17 @@ SolverConfig LoadRelative(const SolverConfig& solver, double tau) {
 
 }  // namespace
 
-FemQuasiStatic::FemQuasiStatic(FemModel& model, Vec x, Vec v)
-    : model_(model), x_(x), v_(v), potential_(model, model.scene().damping.stiffness_beta) {
-  const SceneConfig& scene = model.scene();
+FemQuasiStatic::FemQuasiStatic(const IntegratorConfig& config, FemModel& model, Vec x, Vec v)
+    : config_(config), model_(model), x_(x), v_(v), potential_(model, config.damping.stiffness_beta) {
+  const IntegratorConfig& scene = config;
   tau_ = scene.quasi_static.tolerance * potential_.ExternalLoadNorm();
   if (!(tau_ > 0.0))
     throw InputError(scene.path + ": integrator: quasi_static needs a load: gravity is zero "
                      "and no loads: entry has a nonzero force on a free node");
   minimizer_ = CreateMinimizer(model.comm(), LoadRelative(scene.solver, tau_),
                                MinimizerDefaults{PCJACOBI, false, static_cast<double>(model.mesh().n_global_tets),
-                                        static_cast<int>(model.scene().bodies.size())}, scene.path);
+                                                 static_cast<int>(config.bodies.size())},
+                               scene.path);
   potential_.SetProjectHessian(scene.solver.hessian_projection == HessianProjection::kElement);
   OPTISTEP_PETSC(VecDuplicate(x_, u_.out()));
   OPTISTEP_PETSC(VecDuplicate(x_, zero_.out()));
@@ -42,14 +43,14 @@ FemQuasiStatic::~FemQuasiStatic() = default;
 
 std::string FemQuasiStatic::Describe() const {
   std::ostringstream s;
-  s << Name() << " (" << (model_.scene().quasi_static.ramp ? "gravity ramped" : "full gravity")
-    << ", |g| <= " << model_.scene().quasi_static.tolerance << " |f_ext| = " << tau_
+  s << Name() << " (" << (config_.quasi_static.ramp ? "gravity ramped" : "full gravity")
+    << ", |g| <= " << config_.quasi_static.tolerance << " |f_ext| = " << tau_
     << " N), minimizer " << minimizer_->Describe();
   return s.str();
 }
 
 double FemQuasiStatic::LoadScale(double t) const {
-  const SceneConfig& scene = model_.scene();
+  const IntegratorConfig& scene = config_;
   if (!scene.quasi_static.ramp) return 1.0;
   const double ramp_time = scene.quasi_static.ramp_time > 0.0
                                ? scene.quasi_static.ramp_time

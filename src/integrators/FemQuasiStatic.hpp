@@ -24,7 +24,7 @@ namespace optistep {
 class FemQuasiStatic : public Integrator {
  public:
   /// Collective. x (m) and v (m/s) are the model's ghosted node vectors (v is kept zero).
-  FemQuasiStatic(FemModel& model, Vec x, Vec v);
+  FemQuasiStatic(const IntegratorConfig& config, FemModel& model, Vec x, Vec v);
   ~FemQuasiStatic() override;
 
   const char* Name() const override { return "quasi_static"; }
@@ -41,6 +41,7 @@ class FemQuasiStatic : public Integrator {
   FemIncrementalPotential& potential() { return potential_; }
 
  private:
+  const IntegratorConfig& config_;
   FemModel& model_;
   Vec x_;
   Vec v_;

@@ -20,15 +20,15 @@ const Phase kDampingSolvePhase("DampingSolve");
 
 }  // namespace
 
-FemSemiImplicit::FemSemiImplicit(FemModel& model, Vec x, Vec v, std::vector<char> active,
+FemSemiImplicit::FemSemiImplicit(const IntegratorConfig& config, FemModel& model, Vec x, Vec v, std::vector<char> active,
                                  const RigidForceDistribution* distribution)
     : model_(model),
       x_(x),
       v_(v),
       active_(std::move(active)),
       distribution_(distribution),
-      beta_(model.scene().damping.stiffness_beta) {
-  const SceneConfig& scene = model_.scene();
+      beta_(config.damping.stiffness_beta) {
+  const ModelConfig& scene = model_.scene();
   // Element eigenvalue bound (file comment): w_e^2 = lambda_max(K_e) / (rho V / 4) at rest.
   const DistributedTetMesh& mesh = model_.mesh();
   double w2 = 0.0;

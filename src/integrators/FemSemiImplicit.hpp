@@ -32,12 +32,13 @@ class FemSemiImplicit : public Integrator {
   /// Collective. x (m) and v (m/s) are the model's ghosted node vectors that TryStep
   /// advances in place. InputError (naming the scene and the key) for a collision object
   /// with friction: the scheme does not apply Coulomb friction.
-  FemSemiImplicit(FemModel& model, Vec x, Vec v) : FemSemiImplicit(model, x, v, {}, nullptr) {}
+  FemSemiImplicit(const IntegratorConfig& config, FemModel& model, Vec x, Vec v)
+      : FemSemiImplicit(config, model, x, v, {}, nullptr) {}
   /// The surface-layer substeps of integrators/FemAsync: the elastic forces of the tets
   /// with active[e] != 0 only (all when empty), and, when distribution is not null, the
   /// forces on its nodes distributed by it (Schroeder et al. 2010 Sec. 5) before every
   /// kick; the CFL step is over the active tets. distribution must outlive this object.
-  FemSemiImplicit(FemModel& model, Vec x, Vec v, std::vector<char> active,
+  FemSemiImplicit(const IntegratorConfig& config, FemModel& model, Vec x, Vec v, std::vector<char> active,
                   const RigidForceDistribution* distribution);
   ~FemSemiImplicit() override;
 

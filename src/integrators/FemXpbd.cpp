@@ -24,14 +24,14 @@ const Phase kXpbdHaloPhase("XpbdHalo");
 
 }  // namespace
 
-FemXpbd::FemXpbd(FemModel& model, Vec x, Vec v)
-    : Xpbd(model.scene().xpbd),
+FemXpbd::FemXpbd(const IntegratorConfig& config, FemModel& model, Vec x, Vec v)
+    : Xpbd(config.xpbd),
       model_(model),
       x_(x),
       v_(v),
-      damping_beta_(model.scene().damping.stiffness_beta),
-      max_depenetration_speed_(model.scene().xpbd.max_depenetration_speed),
-      jacobi_(model.scene().xpbd.order == XpbdOrder::kJacobi) {
+      damping_beta_(config.damping.stiffness_beta),
+      max_depenetration_speed_(config.xpbd.max_depenetration_speed),
+      jacobi_(config.xpbd.order == XpbdOrder::kJacobi) {
   const DistributedTetMesh& mesh = model_.mesh();
   OPTISTEP_PETSC(VecDuplicate(x_, xs_.out()));
   OPTISTEP_PETSC(VecDuplicate(x_, dx_.out()));

@@ -30,7 +30,7 @@ class FemXpbd : public Xpbd {
  public:
   /// Collective. x (m) and v (m/s) are the model's ghosted node vectors that TryStep
   /// advances in place (the simulation owns them); colors the tets (rank 0).
-  FemXpbd(FemModel& model, Vec x, Vec v);
+  FemXpbd(const IntegratorConfig& config, FemModel& model, Vec x, Vec v);
   ~FemXpbd() override;
   FemXpbd(const FemXpbd&) = delete;
   FemXpbd& operator=(const FemXpbd&) = delete;

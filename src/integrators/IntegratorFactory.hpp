@@ -19,17 +19,17 @@ namespace optistep {
 /// Collective on the model's communicator. The FEM integrator named by scene.integrator,
 /// advancing the ghosted node vectors x (m) and v (m/s) in place; InputError naming the
 /// scene file and the key for a name FEM does not have.
-std::unique_ptr<Integrator> CreateFemIntegrator(const SceneConfig& scene, FemModel& model, Vec x,
+std::unique_ptr<Integrator> CreateFemIntegrator(const IntegratorConfig& scene, FemModel& model, Vec x,
                                                 Vec v);
 
 /// Collective on comm. The integrator of a particle scene's chains and cloths (only xpbd:
 /// integrators/ChainXpbd.hpp); InputError naming the scene file and the key for another name.
-std::unique_ptr<Integrator> CreateParticleIntegrator(MPI_Comm comm, const SceneConfig& scene);
+std::unique_ptr<Integrator> CreateParticleIntegrator(MPI_Comm comm, const IntegratorConfig& scene);
 
 /// Collective on the domain's communicator. The MPM integrator named by scene.integrator,
 /// advancing domain's particles; InputError naming the scene file and the key for a name
 /// MPM does not have.
-std::unique_ptr<Integrator> CreateMpmIntegrator(const SceneConfig& scene, mpm::MpmDomain& domain,
+std::unique_ptr<Integrator> CreateMpmIntegrator(const IntegratorConfig& scene, mpm::MpmDomain& domain,
                                                 const mpm::MpmModel& model);
 
 }  // namespace optistep

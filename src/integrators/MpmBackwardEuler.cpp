@@ -21,7 +21,7 @@ const Phase kMigrationPhase("Migration");
 
 }  // namespace
 
-MpmBackwardEuler::MpmBackwardEuler(const SceneConfig& scene, mpm::MpmDomain& domain,
+MpmBackwardEuler::MpmBackwardEuler(const IntegratorConfig& scene, mpm::MpmDomain& domain,
                                    const mpm::MpmModel& model)
     // CG preconditioned by the inverse 3x3 diagonal blocks, as HOT's PN-PCG (reference
     // code, -Ainv 1).

@@ -17,7 +17,7 @@ namespace optistep {
 class MpmBackwardEuler : public BackwardEuler {
  public:
   /// Collective. Advances the particles of domain; model holds the materials and objects.
-  MpmBackwardEuler(const SceneConfig& scene, mpm::MpmDomain& domain, const mpm::MpmModel& model);
+  MpmBackwardEuler(const IntegratorConfig& scene, mpm::MpmDomain& domain, const mpm::MpmModel& model);
 
   SolveReport TryStep(double dt) override;
   bool HasStepLimit() const override { return true; }

@@ -13,7 +13,7 @@ using D = Discretization;
 
 /// The scene's integrator in the potential-only rules' messages: " on particles" for chains
 /// and cloths.
-std::string With(const SceneConfig& scene) {
+std::string With(const IntegratorConfig& scene) {
   return "is not available with integrator: " + ToString(scene.integrator) +
          (scene.discretization == D::kParticles ? " on particles" : "");
 }
@@ -23,21 +23,21 @@ std::string Item(const char* list, std::size_t i, const char* key) {
 }
 
 /// The first collision object with damping > 0, the message ending in `why`.
-Refusal ContactDamping(const SceneConfig& scene, const std::string& why) {
+Refusal ContactDamping(const IntegratorConfig& scene, const std::string& why) {
   for (std::size_t i = 0; i < scene.collision_objects.size(); ++i)
     if (scene.collision_objects[i].damping > 0.0) return {Item("collision_objects", i, "damping"), why};
   return {};
 }
 
 /// A gravity_time_function other than the constant 1.
-Refusal VaryingGravity(const SceneConfig& scene) {
+Refusal VaryingGravity(const IntegratorConfig& scene) {
   const TimeFunctionConfig& tau = scene.gravity_time_function;
   if (tau.kind == TimeFunctionConfig::Kind::kConstant && tau.value == 1.0) return {};
   return {"gravity_time_function", With(scene) + " (constant gravity only here)"};
 }
 
 /// The first collision object whose method is constraint.
-const CollisionObjectConfig* FirstConstraint(const SceneConfig& scene, std::size_t* i) {
+const CollisionObjectConfig* FirstConstraint(const IntegratorConfig& scene, std::size_t* i) {
   for (*i = 0; *i < scene.collision_objects.size(); ++*i)
     if (scene.collision_objects[*i].method == CollisionMethod::kConstraint) return &scene.collision_objects[*i];
   return nullptr;
@@ -86,7 +86,7 @@ const std::vector<CombinationRule>& CombinationRules() {
       {{I::kXpbd, I::kSemiImplicit, I::kAsync}, {D::kFem, D::kParticles},
        "collision_objects[].motion", "a moving collision object",
        "backward_euler, quasi_static (they pose the objects at each step's end); MPM",
-       [](const SceneConfig& scene) -> Refusal {
+       [](const IntegratorConfig& scene) -> Refusal {
          for (std::size_t i = 0; i < scene.collision_objects.size(); ++i)
            if (!scene.collision_objects[i].motion.empty())
              return {Item("collision_objects", i, "motion"),
@@ -95,14 +95,14 @@ const std::vector<CombinationRule>& CombinationRules() {
          return {};
        }},
       {{}, {D::kMpm}, "solver.method", "dot (its subdomains are sets of tets)", "FEM",
-       [](const SceneConfig& scene) -> Refusal {
+       [](const IntegratorConfig& scene) -> Refusal {
          if (scene.solver.method != MinimizerMethod::kDot) return {};
          return {"solver.method", "'dot' needs a tet mesh: only FEM scenes (discretization: fem) take it"};
        }},
       {{I::kQuasiStatic, I::kXpbd, I::kSemiImplicit, I::kAsync}, {D::kFem, D::kParticles},
        "collision_objects[].method", "constraint (it lives in backward Euler's minimization)",
        "backward_euler",
-       [](const SceneConfig& scene) -> Refusal {
+       [](const IntegratorConfig& scene) -> Refusal {
          std::size_t i = 0;
          if (!FirstConstraint(scene, &i)) return {};
          return {Item("collision_objects", i, "method"),
@@ -112,7 +112,7 @@ const std::vector<CombinationRule>& CombinationRules() {
        "constraint with self_contact.enabled: true (self-contact adds nonzeros outside the "
        "Hessian pattern the constraints keep)",
        "method: penalty",
-       [](const SceneConfig& scene) -> Refusal {
+       [](const IntegratorConfig& scene) -> Refusal {
          std::size_t i = 0;
          if (!scene.self_contact.enabled || !FirstConstraint(scene, &i)) return {};
          return {Item("collision_objects", i, "method"),
@@ -121,45 +121,45 @@ const std::vector<CombinationRule>& CombinationRules() {
       {{}, {}, "integrator", "an integrator the discretization does not take",
        "FEM: backward_euler, quasi_static, xpbd, semi_implicit, async; MPM: backward_euler; "
        "particles: xpbd",
-       [](const SceneConfig& scene) -> Refusal {
+       [](const IntegratorConfig& scene) -> Refusal {
          const std::vector<I>& available = AvailabilityOf(scene.discretization).integrators;
          if (std::find(available.begin(), available.end(), scene.integrator) != available.end()) return {};
          return {"integrator", UnavailableIntegrator(ToString(scene.integrator), scene.discretization)};
        }},
       {{I::kQuasiStatic}, {D::kFem}, "self_contact.friction", "friction > 0 (it acts on velocities)",
        "backward_euler",
-       [](const SceneConfig& scene) -> Refusal {
+       [](const IntegratorConfig& scene) -> Refusal {
          if (!(scene.self_contact.friction > 0.0)) return {};
          return {"self_contact.friction",
                  "is not available with integrator: quasi_static, which has no velocities (leave it out or 0)"};
        }},
       {{I::kQuasiStatic}, {D::kFem}, "collision_objects[].damping",
        "damping > 0 (a dashpot would only resist each load step)", "backward_euler",
-       [](const SceneConfig& scene) {
+       [](const IntegratorConfig& scene) {
          return ContactDamping(scene, "is not available with integrator: quasi_static (no velocities)");
        }},
       // XPBD steps by constraint projections, semi_implicit and async's substeps by forces of
       // x alone: none minimizes the incremental potential that carries these terms.
       {kPotentialFree, {D::kFem, D::kParticles}, "loads", "any load", "backward_euler, quasi_static",
-       [](const SceneConfig& scene) -> Refusal {
+       [](const IntegratorConfig& scene) -> Refusal {
          if (scene.loads.empty()) return {};
          return {"loads", With(scene) + " (backward_euler and quasi_static take them)"};
        }},
       {kPotentialFree, {D::kFem, D::kParticles}, "friction.model", "potential", "backward_euler, quasi_static",
-       [](const SceneConfig& scene) -> Refusal {
+       [](const IntegratorConfig& scene) -> Refusal {
          if (scene.friction.model != FrictionModel::kPotential) return {};
          return {"friction.model", "'" + ToString(scene.friction.model) + "' " + With(scene) +
                                        " (leave friction.model out)"};
        }},
       {kPotentialFree, {D::kFem, D::kParticles}, "self_contact.enabled", "true",
        "backward_euler, quasi_static",
-       [](const SceneConfig& scene) -> Refusal {
+       [](const IntegratorConfig& scene) -> Refusal {
          if (!scene.self_contact.enabled) return {};
          return {"self_contact.enabled", With(scene) + " (backward_euler and quasi_static take it)"};
        }},
       {kPotentialFree, {D::kFem, D::kParticles}, "collision_objects[].damping", "damping > 0",
        "backward_euler",
-       [](const SceneConfig& scene) { return ContactDamping(scene, With(scene) + " (backward_euler takes it)"); }},
+       [](const IntegratorConfig& scene) { return ContactDamping(scene, With(scene) + " (backward_euler takes it)"); }},
       // XPBD on tets takes gravity per step; semi_implicit, async and the particles' XPBD
       // keep forces that depend on x alone.
       {{I::kSemiImplicit, I::kAsync}, {D::kFem}, "gravity_time_function",
@@ -170,7 +170,7 @@ const std::vector<CombinationRule>& CombinationRules() {
        VaryingGravity},
       {{I::kSemiImplicit, I::kAsync}, {D::kFem}, "collision_objects[].friction",
        "friction > 0 (no Coulomb friction is applied)", "backward_euler",
-       [](const SceneConfig& scene) -> Refusal {
+       [](const IntegratorConfig& scene) -> Refusal {
          for (std::size_t i = 0; i < scene.collision_objects.size(); ++i)
            if (scene.collision_objects[i].friction > 0.0)
              return {Item("collision_objects", i, "friction"),
@@ -182,7 +182,7 @@ const std::vector<CombinationRule>& CombinationRules() {
   return rules;
 }
 
-void CheckCombinations(const SceneConfig& scene) {
+void CheckCombinations(const IntegratorConfig& scene) {
   for (const CombinationRule& rule : CombinationRules()) {
     if (!Among(rule.integrators, scene.integrator) || !Among(rule.discretizations, scene.discretization))
       continue;

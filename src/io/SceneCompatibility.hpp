@@ -44,7 +44,7 @@ struct CombinationRule {
   std::string key;          ///< as the reference names it: "collision_objects[].motion"
   std::string refused;      ///< what is refused, one line
   std::string take_instead; ///< what takes it, one line
-  Refusal (*find)(const SceneConfig& scene);
+  Refusal (*find)(const IntegratorConfig& scene);
 };
 
 /// The rules in the order CheckCombinations applies them (the first breach is reported);
@@ -54,7 +54,7 @@ const std::vector<CombinationRule>& CombinationRules();
 /// Not collective (every rank checks the same scene). Throws InputError "<scene.path>: <key>:
 /// <message>" for the first rule that applies to the scene's integrator and discretization
 /// and that the scene breaks.
-void CheckCombinations(const SceneConfig& scene);
+void CheckCombinations(const IntegratorConfig& scene);
 
 /// The availability matrix and the rules as Markdown, for the scene reference.
 std::string CombinationsMarkdown();

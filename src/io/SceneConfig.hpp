@@ -517,26 +517,36 @@ struct QuasiStaticConfig {
   double tolerance = 1e-6;
 };
 
-struct SceneConfig {
+/// What model/, fem/ and mpm/ read of a scene: the file (for messages), gravity, the
+/// bodies and what acts on them. The composed SceneConfig is one (a base, so a scene binds
+/// to a `const ModelConfig&`); the lower layers take this, not the whole scene.
+struct ModelConfig {
   std::string path;        ///< the scene file as given
-  /// The file's stem unless the scene names itself; one path component of
-  /// [A-Za-z0-9._-], not starting with '.' (it names files and the default output folder).
-  std::string name;
-  std::string text;        ///< the file's text; with --set, the overridden tree re-emitted
   Vec3 gravity = Vec3(0.0, -9.81, 0.0);  ///< m/s^2
-  IntegratorKind integrator = IntegratorKind::kBackwardEuler;
-  Discretization discretization = Discretization::kFem;  ///< fem | mpm | particles (chains, under xpbd)
-  MpmConfig mpm;                       ///< read only when discretization is "mpm"
-  TimeConfig time;
   std::vector<BodyConfig> bodies;
-  std::vector<ChainConfig> chains;     ///< discretization: particles only
-  std::vector<ClothConfig> cloths;     ///< discretization: particles only
   std::vector<BoundaryConditionConfig> boundary_conditions;
   std::vector<CollisionObjectConfig> collision_objects;
   /// Loads and the time functions that scale them and gravity (tau = 1 unless
   /// gravity_time_function is given).
   std::vector<LoadConfig> loads;
   TimeFunctionConfig gravity_time_function;
+};
+
+/// The chains and cloths of a particles scene (particles/ParticleModel.hpp builds them).
+struct ParticlesConfig {
+  std::vector<ChainConfig> chains;     ///< discretization: particles only
+  std::vector<ClothConfig> cloths;     ///< discretization: particles only
+};
+
+/// What integrators/ read of a scene: the model, the chains and cloths, and the sections
+/// of the time step (which integrator, on which discretization, with which settings). The
+/// composed SceneConfig is one; what only the run reads (name, text, output, PETSc
+/// options) is left out.
+struct IntegratorConfig : ModelConfig, ParticlesConfig {
+  IntegratorKind integrator = IntegratorKind::kBackwardEuler;
+  Discretization discretization = Discretization::kFem;  ///< fem | mpm | particles (chains, under xpbd)
+  MpmConfig mpm;                       ///< read only when discretization is "mpm"
+  TimeConfig time;
   SolverConfig solver;
   DampingConfig damping;
   FrictionConfig friction;
@@ -544,6 +554,13 @@ struct SceneConfig {
   XpbdConfig xpbd;
   AsyncConfig async;  ///< read only in FEM scenes
   SelfContactConfig self_contact;
+};
+
+struct SceneConfig : IntegratorConfig {
+  /// The file's stem unless the scene names itself; one path component of
+  /// [A-Za-z0-9._-], not starting with '.' (it names files and the default output folder).
+  std::string name;
+  std::string text;        ///< the file's text; with --set, the overridden tree re-emitted
   OutputConfig output;
   /// PETSc options from the scene ("-newton_ksp_type cg ..."), inserted before the
   /// command line's so that the command line wins.

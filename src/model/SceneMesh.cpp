@@ -15,7 +15,7 @@ const Phase kMeshReadPhase("MeshRead");
 
 }  // namespace
 
-GlobalTetMesh AssembleSceneMesh(const SceneConfig& scene, const AvailableMemory* available) {
+GlobalTetMesh AssembleSceneMesh(const ModelConfig& scene, const AvailableMemory* available) {
   // Copies of a body share its file: each file is read (and validated) once.
   std::map<std::string, TetMeshData> meshes;
   double tets = 0.0, nodes = 0.0;
@@ -56,7 +56,7 @@ GlobalTetMesh AssembleSceneMesh(const SceneConfig& scene, const AvailableMemory*
   return global;
 }
 
-void CheckFemMemory(const SceneConfig& scene, double tets, double nodes, const AvailableMemory& available) {
+void CheckFemMemory(const ModelConfig& scene, double tets, double nodes, const AvailableMemory& available) {
   const double setup_bytes = AssembledMeshBytes(tets, nodes);
   const double run_bytes = tets * kRunBytesPerTet;
   const bool run_fits = run_bytes <= available.total;
@@ -72,7 +72,7 @@ void CheckFemMemory(const SceneConfig& scene, double tets, double nodes, const A
                    "; expected coarser meshes (bodies[].mesh) or fewer copies (bodies[].copies.count)");
 }
 
-DistributedTetMesh LoadDistributedMesh(MPI_Comm comm, const SceneConfig& scene,
+DistributedTetMesh LoadDistributedMesh(MPI_Comm comm, const ModelConfig& scene,
                                        PartitionQuality* quality) {
   const AvailableMemory available = QueryAvailableMemory(comm);
   GlobalTetMesh global;

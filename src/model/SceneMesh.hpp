@@ -20,16 +20,16 @@ inline constexpr double kRunBytesPerTet = 500.0;
 /// however many bodies share it). Nodes that no tet uses are dropped. With `available`, first
 /// refuses (CheckFemMemory) a scene whose meshes cannot fit. Throws InputError naming the
 /// body and file on any problem.
-GlobalTetMesh AssembleSceneMesh(const SceneConfig& scene, const AvailableMemory* available = nullptr);
+GlobalTetMesh AssembleSceneMesh(const ModelConfig& scene, const AvailableMemory* available = nullptr);
 
 /// Rank-local: throws InputError, one line starting with the scene file and naming the tet
 /// and node counts, the estimate and the memory available (and where it was read), when
 /// tets * kRunBytesPerTet exceeds the memory of the run's nodes or the assembled mesh
 /// (AssembledMeshBytes) that of rank 0's node.
-void CheckFemMemory(const SceneConfig& scene, double tets, double nodes, const AvailableMemory& available);
+void CheckFemMemory(const ModelConfig& scene, double tets, double nodes, const AvailableMemory& available);
 
 /// Collective: rank 0 assembles (errors are raised on every rank) and distributes.
-DistributedTetMesh LoadDistributedMesh(MPI_Comm comm, const SceneConfig& scene,
+DistributedTetMesh LoadDistributedMesh(MPI_Comm comm, const ModelConfig& scene,
                                        PartitionQuality* quality = nullptr);
 
 }  // namespace optistep

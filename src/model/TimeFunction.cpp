@@ -52,7 +52,7 @@ bool TimeFunction::IsUnit() const {
   return config_.kind == TimeFunctionConfig::Kind::kConstant && config_.value == 1.0;
 }
 
-Vec3 UniformAcceleration(const SceneConfig& scene, double t) {
+Vec3 UniformAcceleration(const ModelConfig& scene, double t) {
   const TimeFunction gravity_tau(scene.gravity_time_function);
   Vec3 a = gravity_tau.IsUnit() ? scene.gravity : gravity_tau(t) * scene.gravity;
   for (const LoadConfig& load : scene.loads)

@@ -25,6 +25,6 @@ class TimeFunction {
 /// The acceleration (m/s^2) every body feels at time t (s): gravity times its
 /// gravity_time_function plus the body_force loads on all bodies, each times its time
 /// function; exactly scene.gravity when the scene has neither. MPM's grid acceleration.
-Vec3 UniformAcceleration(const SceneConfig& scene, double t);
+Vec3 UniformAcceleration(const ModelConfig& scene, double t);
 
 }  // namespace optistep

@@ -112,7 +112,7 @@ BoundaryTriangles BodyBoundary(const BodyConfig& body, const Shape& shape) {
 
 }  // namespace
 
-Particles SampleBodies(const SceneConfig& scene, const AvailableMemory& available, int ranks,
+Particles SampleBodies(const ModelConfig& scene, const MpmConfig& mpm, const AvailableMemory& available, int ranks,
                        MemoryEstimate* estimate, std::vector<ParticleForce>* forces) {
   std::vector<std::unique_ptr<Shape>> shapes;
   std::vector<BodyExtent> extents;
@@ -121,12 +121,12 @@ Particles SampleBodies(const SceneConfig& scene, const AvailableMemory& availabl
     extents.push_back({shapes.back()->Volume() * body.transform.scale.prod(),
                        WorldBounds(*shapes.back(), body.transform)});
   }
-  const double dx = scene.mpm.dx;
-  *estimate = EstimateMemory(extents, dx, scene.mpm.ppc, scene.mpm.matrix_free, ranks);
-  CheckMemory(*estimate, available, scene.path, dx, scene.mpm.ppc);
+  const double dx = mpm.dx;
+  *estimate = EstimateMemory(extents, dx, mpm.ppc, mpm.matrix_free, ranks);
+  CheckMemory(*estimate, available, scene.path, dx, mpm.ppc);
 
   Particles all;
-  const double V0 = ParticleVolume(dx, scene.mpm.ppc);
+  const double V0 = ParticleVolume(dx, mpm.ppc);
   const bool tractions = HasTractionLoads(scene);
   std::vector<BoundaryTriangles> boundary;
   std::vector<std::vector<Vec3>> rest;
@@ -141,9 +141,9 @@ Particles SampleBodies(const SceneConfig& scene, const AvailableMemory& availabl
       const Vec3 x = (R_inv * (y - T.translate)).cwiseQuotient(T.scale);
       return shape.Inside(x);
     };
-    const std::uint64_t seed = static_cast<std::uint64_t>(scene.mpm.seed) * 1000003u + b;
+    const std::uint64_t seed = static_cast<std::uint64_t>(mpm.seed) * 1000003u + b;
     const SampledParticles sampled = SampleInside(
-        inside, extents[b].bounds, dx, scene.mpm.ppc, seed, "bodies[" + std::to_string(b) + "]");
+        inside, extents[b].bounds, dx, mpm.ppc, seed, "bodies[" + std::to_string(b) + "]");
     if (sampled.x.empty())
       throw InputError(scene.path + ": bodies[" + std::to_string(b) + "] ('" + body.name +
                        "'): holds no particle (smaller than a cell of dx = " + std::to_string(dx) +
@@ -177,7 +177,7 @@ Particles SampleBodies(const SceneConfig& scene, const AvailableMemory& availabl
     }
   }
   if (tractions)
-    *forces = TractionParticleForces(scene, boundary, rest, rest_id, dx / std::cbrt(scene.mpm.ppc));
+    *forces = TractionParticleForces(scene, boundary, rest, rest_id, dx / std::cbrt(mpm.ppc));
   return all;
 }
 

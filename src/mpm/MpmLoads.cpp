@@ -12,7 +12,7 @@
 
 namespace optistep::mpm {
 
-bool HasPointLoads(const SceneConfig& scene) {
+bool HasPointLoads(const ModelConfig& scene) {
   return std::any_of(scene.loads.begin(), scene.loads.end(),
                      [](const LoadConfig& l) { return l.kind == LoadConfig::Kind::kPoint; });
 }
@@ -21,7 +21,7 @@ namespace {
 
 /// Per local particle (owned and halo), whether the point load's selection holds it at
 /// its current position; *n: how many owned ones on all ranks. Collective.
-std::vector<char> SelectParticles(const SceneConfig& scene, const LoadConfig& load,
+std::vector<char> SelectParticles(const ModelConfig& scene, const LoadConfig& load,
                                   const MpmDomain& domain, long long* n) {
   const Particles& particles = domain.particles();
   const SelectionConfig& sel = load.select;
@@ -59,13 +59,13 @@ std::vector<char> SelectParticles(const SceneConfig& scene, const LoadConfig& lo
 
 }  // namespace
 
-void CheckPointLoads(const SceneConfig& scene, const MpmDomain& domain) {
+void CheckPointLoads(const ModelConfig& scene, const MpmDomain& domain) {
   long long n = 0;
   for (const LoadConfig& load : scene.loads)
     if (load.kind == LoadConfig::Kind::kPoint) SelectParticles(scene, load, domain, &n);
 }
 
-std::vector<double> NodalPointLoads(const SceneConfig& scene, const MpmDomain& domain,
+std::vector<double> NodalPointLoads(const ModelConfig& scene, const MpmDomain& domain,
                                     const StepGrid& step, double t) {
   std::vector<double> f(3 * static_cast<std::size_t>(step.grid.NodeCount()), 0.0);
   for (const LoadConfig& load : scene.loads) {
@@ -85,7 +85,7 @@ std::vector<double> NodalPointLoads(const SceneConfig& scene, const MpmDomain& d
   return f;
 }
 
-bool HasTractionLoads(const SceneConfig& scene) {
+bool HasTractionLoads(const ModelConfig& scene) {
   return std::any_of(scene.loads.begin(), scene.loads.end(), [](const LoadConfig& l) {
     return l.kind == LoadConfig::Kind::kTraction || l.kind == LoadConfig::Kind::kPressure;
   });
@@ -157,7 +157,7 @@ class ParticleBins {
 
 }  // namespace
 
-std::vector<ParticleForce> TractionParticleForces(const SceneConfig& scene,
+std::vector<ParticleForce> TractionParticleForces(const ModelConfig& scene,
                                                   const std::vector<BoundaryTriangles>& boundary,
                                                   const std::vector<std::vector<Vec3>>& X,
                                                   const std::vector<std::vector<std::int64_t>>& id,
@@ -228,7 +228,7 @@ std::vector<ParticleForce> TractionParticleForces(const SceneConfig& scene,
   return result;
 }
 
-void AddNodalParticleForces(const SceneConfig& scene, const std::vector<ParticleForce>& forces,
+void AddNodalParticleForces(const ModelConfig& scene, const std::vector<ParticleForce>& forces,
                             const MpmDomain& domain, const StepGrid& step, double t,
                             std::vector<double>* f) {
   std::vector<double> tau(scene.loads.size(), 0.0);

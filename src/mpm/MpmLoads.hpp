@@ -18,22 +18,22 @@
 namespace optistep::mpm {
 
 /// Whether the scene has MPM point loads.
-bool HasPointLoads(const SceneConfig& scene);
+bool HasPointLoads(const ModelConfig& scene);
 
 /// Collective: throws InputError (naming loads[i]) when a point load's selection holds no
 /// particle (at set-up, before anything is written).
-void CheckPointLoads(const SceneConfig& scene, const MpmDomain& domain);
+void CheckPointLoads(const ModelConfig& scene, const MpmDomain& domain);
 
 /// Collective (particle counts and axis extents are reduced). After ExchangeHalo and
 /// BuildStepGrid: the point loads' nodal forces at time t (s), 3 per local grid node of
 /// step (N), summed over this rank's owned and halo particles, in particle order.
 /// Throws InputError (naming loads[i]) when a load's selection holds no particle (the
 /// selected end can lose its particles to a collision object).
-std::vector<double> NodalPointLoads(const SceneConfig& scene, const MpmDomain& domain,
+std::vector<double> NodalPointLoads(const ModelConfig& scene, const MpmDomain& domain,
                                     const StepGrid& step, double t);
 
 /// Whether the scene has MPM tractions or pressures.
-bool HasTractionLoads(const SceneConfig& scene);
+bool HasTractionLoads(const ModelConfig& scene);
 
 /// A body's rest boundary as triangles (m, world frame), corners ordered so that
 /// (b - a) x (c - a) points out of the body.
@@ -56,7 +56,7 @@ using BoundaryTriangles = std::vector<std::array<Vec3, 3>>;
 /// Throws InputError naming loads[i] when a selection holds no boundary triangle, or the
 /// bodies it selects have no boundary triangles (boundary[b] empty: a primitive without
 /// a triangulation).
-std::vector<ParticleForce> TractionParticleForces(const SceneConfig& scene,
+std::vector<ParticleForce> TractionParticleForces(const ModelConfig& scene,
                                                   const std::vector<BoundaryTriangles>& boundary,
                                                   const std::vector<std::vector<Vec3>>& X,
                                                   const std::vector<std::vector<std::int64_t>>& id,
@@ -66,7 +66,7 @@ std::vector<ParticleForce> TractionParticleForces(const SceneConfig& scene,
 /// (sorted by (id, load)) times their loads' time functions at t (s) to f (N, 3 per local
 /// grid node of step), spread with the particles' weights, f_i += sum_p w_ip tau(t) F_p,
 /// over this rank's owned and halo particles in particle order.
-void AddNodalParticleForces(const SceneConfig& scene, const std::vector<ParticleForce>& forces,
+void AddNodalParticleForces(const ModelConfig& scene, const std::vector<ParticleForce>& forces,
                             const MpmDomain& domain, const StepGrid& step, double t,
                             std::vector<double>* f);
 

@@ -4,7 +4,7 @@
 
 namespace optistep::mpm {
 
-MpmModel::MpmModel(const SceneConfig& scene) {
+MpmModel::MpmModel(const ModelConfig& scene) {
   for (std::size_t b = 0; b < scene.bodies.size(); ++b) {
     const MaterialConfig& m = scene.bodies[b].material;
     owned_materials.push_back(MakeMaterial(m.model, LameParameters::FromYoungPoisson(m.E, m.nu)));

@@ -24,7 +24,7 @@ struct ParticleForce {
 
 struct MpmModel {
   /// Not collective. InputError for a plasticity model's bad parameters, naming the key.
-  explicit MpmModel(const SceneConfig& scene);
+  explicit MpmModel(const ModelConfig& scene);
 
   std::vector<std::unique_ptr<ElasticMaterial>> owned_materials;
   MaterialTable materials;                    ///< per body

@@ -115,7 +115,7 @@ void SaveParticles(CheckpointWriter& out, const MpmDomain& domain, std::int64_t 
                                                           block_rows.count, 1, block_owner.data()});
 }
 
-bool LoadParticles(const CheckpointReader& in, const SceneConfig& scene, MpmDomain& domain,
+bool LoadParticles(const CheckpointReader& in, const ModelConfig& scene, MpmDomain& domain,
                    std::int64_t n_particles) {
   const MPI_Comm comm = domain.comm();
   const int64_t n = n_particles;

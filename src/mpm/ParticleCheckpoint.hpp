@@ -23,7 +23,7 @@ void SaveParticles(CheckpointWriter& out, const MpmDomain& domain, std::int64_t 
 /// are distributed anew by METIS: returns false. Nothing changes before everything is read.
 /// InputError for datasets of the wrong shape or a material that is no body of the scene;
 /// CheckpointDamaged for ranks and local indices that are not a layout.
-bool LoadParticles(const CheckpointReader& in, const SceneConfig& scene, MpmDomain& domain,
+bool LoadParticles(const CheckpointReader& in, const ModelConfig& scene, MpmDomain& domain,
                    std::int64_t n_particles);
 
 }  // namespace optistep::mpm

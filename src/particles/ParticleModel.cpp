@@ -9,7 +9,7 @@
 
 namespace optistep {
 
-ParticleModel BuildParticleModel(const SceneConfig& scene) {
+ParticleModel BuildParticleModel(const ParticlesConfig& scene, const std::string& scene_path) {
   ParticleModel model;
   std::vector<Vec3>& x = model.x;
   std::vector<Vec3>& v = model.v;
@@ -33,7 +33,7 @@ ParticleModel BuildParticleModel(const SceneConfig& scene) {
   }
   for (size_t c = 0; c < scene.cloths.size(); ++c) {
     const ClothConfig& cloth = scene.cloths[c];
-    const std::string where = scene.path + ": cloths[" + std::to_string(c) + "] ('" + cloth.name + "', " + cloth.mesh + ")";
+    const std::string where = scene_path + ": cloths[" + std::to_string(c) + "] ('" + cloth.name + "', " + cloth.mesh + ")";
     const TriangleSurface surface = ReadSurfaceMesh(cloth.mesh);
     const int first = static_cast<int>(x.size());
     const int n = static_cast<int>(surface.vertices.size());

@@ -27,8 +27,8 @@ struct ParticleModel {
 
 /// The particles of scene.chains, then of scene.cloths (each cloth's surface read from its
 /// file, io/SurfaceMesh.hpp), at their initial velocities. Rank-local, not collective: every
-/// rank builds the whole model. InputError naming the scene and the cloth for a pinned vertex
+/// rank builds the whole model. InputError naming the scene (scene_path) and the cloth for a pinned vertex
 /// out of range, a zero-length edge, or a bending constraint whose opposite vertices coincide.
-ParticleModel BuildParticleModel(const SceneConfig& scene);
+ParticleModel BuildParticleModel(const ParticlesConfig& scene, const std::string& scene_path);
 
 }  // namespace optistep
