@@ -32,7 +32,7 @@
 #include "BenchUtil.hpp"
 #include "core/Error.hpp"
 #include "fem/TetElement.hpp"
-#include "io/SceneConfig.hpp"
+#include "app/SceneConfig.hpp"
 #include "materials/Material.hpp"
 #include "model/SceneMesh.hpp"
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Writes the two reference pages that are generated from the code, or checks them.
 
-  docs/user/scenes-reference.md          `optistep keys`: every scene key (the parser's
-                                         own key tables, src/io/SceneConfig.cpp)
+  docs/user/scenes-reference.md          `optistep keys`: every scene key (the parsers'
+                                         own key tables, src/io/SceneSections.cpp and
+                                         src/app/SceneConfig.cpp)
   docs/user/solver-options-reference.md  optistep's own PETSc options, from
                                          `optistep run SCENE -help` on small scenes, one
                                          run per solver.method

@@ -12,7 +12,7 @@
 
 #include "TempDirs.hpp"
 #include "core/Types.hpp"
-#include "io/SceneConfig.hpp"
+#include "app/SceneConfig.hpp"
 
 namespace optistep::test {
 

@@ -1,6 +1,6 @@
 // Coulomb friction as a FEM scene gets it without a friction key (integrator
 // backward_euler: friction.model defaults to IPC's lagged smoothed potential, Li et al.
-// 2020 Sec. 5; io/SceneConfig.hpp DefaultFrictionModel), on 1, 2 and 4 ranks, at the frame
+// 2020 Sec. 5; io/SceneSections.hpp DefaultFrictionModel), on 1, 2 and 4 ranks, at the frame
 // step dt = 1/24 s and at dt = 1/240 s; and MPM with `friction.model: potential` asked for
 // (MPM's default stays after_solve: docs/methods/friction.md) at the frame step. A block on
 // the ground y = 0 under gravity tilted by theta = 30 degrees (the slope): FEM a stiff

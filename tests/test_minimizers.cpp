@@ -39,7 +39,7 @@
 #include "ScopedOptions.hpp"
 #include "TestUtil.hpp"
 #include "core/Error.hpp"
-#include "io/SceneConfig.hpp"
+#include "app/SceneConfig.hpp"
 #include "solvers/LineSearch.hpp"
 #include "solvers/MinimizerFactory.hpp"
 

@@ -1,4 +1,4 @@
-// ReadSceneConfig (io/SceneConfig.cpp): every schema field, FEM and MPM, read back exactly
+// ReadSceneConfig (app/SceneConfig.cpp): every schema field, FEM and MPM, read back exactly
 // as written, the documented defaults (the MPM ones from Stomakhin et al. 2013 Table 2
 // and HOT Sec. 7.1), frames from end_time, one InputError per class of bad input (message
 // names the file and the key path), --set overrides, mesh path resolution, and
@@ -12,7 +12,7 @@
 #include <limits>
 
 #include "core/Error.hpp"
-#include "io/SceneConfig.hpp"
+#include "app/SceneConfig.hpp"
 
 namespace optistep {
 namespace {

@@ -49,7 +49,7 @@
 #include "TestUtil.hpp"
 #include "app/ParticleSimulation.hpp"
 #include "io/Hdf5File.hpp"
-#include "io/SceneConfig.hpp"
+#include "app/SceneConfig.hpp"
 #include "io/SurfaceMesh.hpp"
 #include "particles/XpbdParticles.hpp"
 #include "partition/GreedyColoring.hpp"

@@ -9,7 +9,7 @@
 // at slightly different times) stops every rank after the same step.
 #include <mpi.h>
 
-#include "io/SceneConfig.hpp"
+#include "app/SceneConfig.hpp"
 
 namespace optistep {
 

@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <sstream>
 
+#include "app/SceneConfig.hpp"
 #include "core/Error.hpp"
 #include "io/SceneCompatibility.hpp"
 #include "io/SceneSchema.hpp"

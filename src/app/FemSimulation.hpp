@@ -10,7 +10,7 @@
 #include "app/Simulation.hpp"
 #include "core/PetscHandles.hpp"
 #include "fem/FemModel.hpp"
-#include "io/SceneConfig.hpp"
+#include "app/SceneConfig.hpp"
 #include "io/StepStats.hpp"
 #include "io/XdmfWriter.hpp"
 #include "partition/NaturalOrdering.hpp"

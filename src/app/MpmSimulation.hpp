@@ -10,7 +10,7 @@
 
 #include "app/Simulation.hpp"
 #include "core/AvailableMemory.hpp"
-#include "io/SceneConfig.hpp"
+#include "app/SceneConfig.hpp"
 #include "io/XdmfWriter.hpp"
 #include "mpm/MemoryEstimate.hpp"
 #include "mpm/MpmDomain.hpp"

@@ -133,7 +133,7 @@ RunOutcome Simulation::RunSteps(const RunOptions& options) {
     resumed_step = static_cast<long>(Restart(options.restart, options.allow_scene_change).step);
   std::unique_ptr<StepStats> stats;
   if (options.write_output) {
-    frames_ = OpenRunOutput(comm_, scene_);
+    frames_ = OpenRunOutput(comm_, scene_.output, scene_.name, scene_.text);
     StartFrames();
     stats = std::make_unique<StepStats>(comm_, scene_.output.directory + "/stats.csv",
                                         options.print, integrator_->StatsColumns(), resumed_step);

@@ -16,7 +16,7 @@
 #include "integrators/Integrator.hpp"
 #include "integrators/StepController.hpp"
 #include "io/Checkpoint.hpp"
-#include "io/SceneConfig.hpp"
+#include "app/SceneConfig.hpp"
 #include "io/StepStats.hpp"
 #include "io/XdmfWriter.hpp"
 

@@ -1,6 +1,6 @@
 #pragma once
 // External loads of a tet FEM model as terms of the incremental potential, each scaled by its
-// time function tau at the end of the step (the scene's `loads`, io/SceneConfig.hpp
+// time function tau at the end of the step (the scene's `loads`, io/SceneSections.hpp
 // LoadConfig). Positions x in m, energies in J, forces in N.
 //  - Dead loads (point forces, tractions, dead pressure, body forces): E = -sum_i f_i(t) . x_i
 //    with nodal forces fixed in the rest configuration. Linear in x: no Hessian.

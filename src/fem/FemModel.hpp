@@ -10,7 +10,7 @@
 
 #include "core/PetscHandles.hpp"
 #include "core/Types.hpp"
-#include "io/SceneConfig.hpp"
+#include "io/SceneSections.hpp"
 #include "materials/Material.hpp"
 #include "model/CollisionObject.hpp"
 #include "model/ScriptedMotion.hpp"

@@ -7,7 +7,7 @@
 #include <memory>
 
 #include "integrators/Integrator.hpp"
-#include "io/SceneConfig.hpp"
+#include "io/SceneSections.hpp"
 
 namespace optistep {
 

@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "integrators/Xpbd.hpp"
-#include "io/SceneConfig.hpp"
+#include "io/SceneSections.hpp"
 #include "model/CollisionObject.hpp"
 #include "particles/XpbdParticles.hpp"
 

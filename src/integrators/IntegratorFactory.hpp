@@ -10,7 +10,7 @@
 
 #include "fem/FemModel.hpp"
 #include "integrators/Integrator.hpp"
-#include "io/SceneConfig.hpp"
+#include "io/SceneSections.hpp"
 #include "mpm/MpmDomain.hpp"
 #include "mpm/MpmModel.hpp"
 

@@ -20,7 +20,7 @@
 #include <string>
 
 #include "integrators/Integrator.hpp"
-#include "io/SceneConfig.hpp"
+#include "io/SceneSections.hpp"
 #include "io/StepStats.hpp"
 
 namespace optistep {

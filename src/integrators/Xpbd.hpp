@@ -5,7 +5,7 @@
 #include <string>
 
 #include "integrators/Integrator.hpp"
-#include "io/SceneConfig.hpp"
+#include "io/SceneSections.hpp"
 
 namespace optistep {
 

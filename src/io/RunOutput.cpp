@@ -8,16 +8,17 @@
 
 namespace optistep {
 
-std::unique_ptr<XdmfTimeSeries> OpenRunOutput(MPI_Comm comm, const SceneConfig& scene) {
-  auto frames = std::make_unique<XdmfTimeSeries>(comm, scene.output.directory, scene.name);
+std::unique_ptr<XdmfTimeSeries> OpenRunOutput(MPI_Comm comm, const OutputConfig& output, const std::string& name,
+                                              const std::string& text) {
+  auto frames = std::make_unique<XdmfTimeSeries>(comm, output.directory, name);
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
   std::string problem;
   if (rank == 0) {
-    const std::string path = scene.output.directory + "/scene.yaml";
+    const std::string path = output.directory + "/scene.yaml";
     errno = 0;
     std::ofstream out(path);
-    out << scene.text;
+    out << text;
     out.close();
     if (!out) problem = "cannot write " + path + ": " + std::strerror(errno);
   }

@@ -1,10 +1,10 @@
 #pragma once
 // The scene's closed choices as enums: each key whose value is one of a fixed list of names
-// is read once into its enum (io/SceneConfig.cpp, MapView::Read), and the code that acts on
+// is read once into its enum (io/SceneSections.cpp, MapView::Read), and the code that acts on
 // it switches on the enum. The names are the scene's spelling, in the order of the enum:
 // ToString gives back the name for messages, the step line, stats.csv and the schema, so
 // that every text that printed the string prints the same bytes. They live here, beside
-// SceneConfig, because the structs that hold them do; each enum's comment names the layer
+// SceneSections, because the structs that hold them do; each enum's comment names the layer
 // that acts on it.
 #include <cstddef>
 #include <string>

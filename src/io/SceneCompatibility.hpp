@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "io/SceneChoices.hpp"
-#include "io/SceneConfig.hpp"
+#include "io/SceneSections.hpp"
 
 namespace optistep {
 

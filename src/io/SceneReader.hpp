@@ -13,6 +13,7 @@
 // same text, so every rank throws the same InputError.
 #include <yaml-cpp/yaml.h>
 
+#include <cmath>
 #include <cstddef>
 #include <limits>
 #include <string>
@@ -24,6 +25,17 @@
 #include "io/SceneKeys.hpp"
 
 namespace optistep {
+
+/// A default as `optistep keys` prints it, from the config struct's own initializer, so
+/// that the struct stays the one source of every default.
+inline std::string Default(double v) { return std::isinf(v) ? ".inf" : FormatNumber(v); }
+inline std::string Default(int v) { return std::to_string(v); }
+inline std::string Default(bool v) { return v ? "true" : "false"; }
+inline std::string Default(const Vec3& v) { return FormatVec(v); }
+inline std::string Default(const std::string& v) { return v; }
+std::string Default(const char*) = delete;
+template <class Choice, std::enable_if_t<std::is_enum_v<Choice>, int> = 0>
+std::string Default(Choice v) { return ToString(v); }
 
 /// What a YAML value is, for "got ..." in messages: 'text', nothing, a map, ...
 std::string Describe(const YAML::Node& node);

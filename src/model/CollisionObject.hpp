@@ -2,7 +2,7 @@
 // Analytic collision objects: FEM penalty energies (Gast et al. 2015 Sec. 5.2) or
 // constraints (Sec. 3.2), and the MPM grid boundary conditions (sticky or slip).
 #include "core/Types.hpp"
-#include "io/SceneConfig.hpp"
+#include "io/SceneSections.hpp"
 #include "model/ScriptedMotion.hpp"
 
 namespace optistep {

@@ -1,12 +1,12 @@
 #pragma once
 // A body's initial state beyond its uniform initial velocity (scene key
-// bodies[i].initial_conditions, io/SceneConfig.hpp InitialConditionsConfig), shared by FEM
+// bodies[i].initial_conditions, io/SceneSections.hpp InitialConditionsConfig), shared by FEM
 // (nodes) and MPM (particles). Positions in m, velocities in m/s.
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "io/SceneConfig.hpp"
+#include "io/SceneSections.hpp"
 
 namespace optistep {
 

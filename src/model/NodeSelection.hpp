@@ -1,10 +1,10 @@
 #pragma once
 // Which nodes of a distributed tet mesh a selection holds (a box, or the end of a body
-// along an axis: io/SceneConfig.hpp, SelectionConfig). Dirichlet conditions and loads
+// along an axis: io/SceneSections.hpp, SelectionConfig). Dirichlet conditions and loads
 // select nodes the same way.
 #include <vector>
 
-#include "io/SceneConfig.hpp"
+#include "io/SceneSections.hpp"
 #include "partition/TetPartition.hpp"
 
 namespace optistep {

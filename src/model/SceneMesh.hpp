@@ -5,7 +5,7 @@
 #include <mpi.h>
 
 #include "core/AvailableMemory.hpp"
-#include "io/SceneConfig.hpp"
+#include "io/SceneSections.hpp"
 #include "partition/TetPartition.hpp"
 
 namespace optistep {

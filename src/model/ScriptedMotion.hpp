@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "core/Types.hpp"
-#include "io/SceneConfig.hpp"
+#include "io/SceneSections.hpp"
 
 namespace optistep {
 

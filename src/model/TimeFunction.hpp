@@ -1,8 +1,8 @@
 #pragma once
 // A dimensionless function of time tau(t) that scales a load or gravity: constant, linear
-// ramp, or a table of (t, tau) points interpolated linearly (io/SceneConfig.hpp,
+// ramp, or a table of (t, tau) points interpolated linearly (io/SceneSections.hpp,
 // TimeFunctionConfig, documents the scene keys). Rank-local, no state.
-#include "io/SceneConfig.hpp"
+#include "io/SceneSections.hpp"
 
 namespace optistep {
 

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "core/AvailableMemory.hpp"
-#include "io/SceneConfig.hpp"
+#include "io/SceneSections.hpp"
 #include "mpm/MemoryEstimate.hpp"
 #include "mpm/MpmModel.hpp"
 #include "mpm/Particles.hpp"

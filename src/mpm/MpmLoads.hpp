@@ -11,7 +11,7 @@
 #include <array>
 #include <vector>
 
-#include "io/SceneConfig.hpp"
+#include "io/SceneSections.hpp"
 #include "mpm/MpmDomain.hpp"
 #include "mpm/MpmModel.hpp"
 

@@ -6,7 +6,7 @@
 #include <memory>
 #include <vector>
 
-#include "io/SceneConfig.hpp"
+#include "io/SceneSections.hpp"
 #include "materials/Material.hpp"
 #include "model/CollisionObject.hpp"
 #include "mpm/Plasticity.hpp"

@@ -7,7 +7,7 @@
 #include <cstdint>
 
 #include "io/Checkpoint.hpp"
-#include "io/SceneConfig.hpp"
+#include "io/SceneSections.hpp"
 #include "mpm/MpmDomain.hpp"
 
 namespace optistep::mpm {

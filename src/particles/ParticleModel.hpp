@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "core/Types.hpp"
-#include "io/SceneConfig.hpp"
+#include "io/SceneSections.hpp"
 #include "particles/XpbdParticles.hpp"
 
 namespace optistep {

@@ -21,7 +21,7 @@
 #include <string>
 
 #include "core/PetscHandles.hpp"
-#include "io/SceneConfig.hpp"
+#include "io/SceneSections.hpp"
 #include "solvers/IncrementalPotential.hpp"
 
 namespace optistep {

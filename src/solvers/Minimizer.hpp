@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "io/SceneConfig.hpp"
+#include "io/SceneSections.hpp"
 #include "solvers/ConvergenceTest.hpp"
 #include "solvers/IncrementalPotential.hpp"
 #include "solvers/LineSearch.hpp"

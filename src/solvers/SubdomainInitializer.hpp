@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "core/PetscHandles.hpp"
-#include "io/SceneConfig.hpp"
+#include "io/SceneSections.hpp"
 #include "solvers/Initializer.hpp"
 
 namespace optistep {

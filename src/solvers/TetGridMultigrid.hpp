@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "core/PetscHandles.hpp"
-#include "io/SceneConfig.hpp"
+#include "io/SceneSections.hpp"
 #include "solvers/GridMultigrid.hpp"
 
 namespace optistep {

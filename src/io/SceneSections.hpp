@@ -1,9 +1,12 @@
 #pragma once
-// The scene: everything a run needs, read from a YAML file (yaml-cpp). Scenes are data;
-// the solver never hard-codes geometry, materials or motion. Units are SI throughout.
+// The sections of a scene (app/SceneConfig.hpp composes them), and what the layers below
+// app/ take of it: ModelConfig (model/, fem/, mpm/), ParticlesConfig (particles/),
+// IntegratorConfig (integrators/), each section's struct (SolverConfig for solvers/, ...).
+// Scenes are data; the solver never hard-codes geometry, materials or motion. Units are SI
+// throughout.
 //
-// Reading rules (io/SceneConfig.cpp): unknown keys, wrong types and out-of-range values
-// are InputErrors whose message names the file and the key path, e.g.
+// Reading rules (io/SceneSections.cpp, app/SceneConfig.cpp): unknown keys, wrong types and
+// out-of-range values are InputErrors whose message names the file and the key path, e.g.
 //   "scene.yaml: bodies[0].material.E: expected a positive number, got '-3'".
 // Every rank parses the same file, so errors are raised identically on every rank.
 #include <array>
@@ -317,14 +320,14 @@ struct SolverConfig {
   /// gradient in characteristic-force units) or preconditioned (sqrt(g^T B g) with B
   /// the preconditioner, floor the norm of the CN tolerances; HOT, Wang et al. 2020, Sec.
   /// 5.3 and its reference code's inexact CG). Without the key (DefaultForcing in
-  /// io/SceneConfig.cpp): preconditioned for MPM, characteristic_norm for FEM with CN
+  /// io/SceneSections.cpp): preconditioned for MPM, characteristic_norm for FEM with CN
   /// termination, gradient with absolute.
   Forcing forcing = Forcing::kCharacteristicNorm;
   bool best_of_two_guesses = true;
   /// FEM: the elastic Hessian Newton solves with: element (each tet's dP/dF projected
   /// to SPD, Teran et al. 2005) or none (the true tangent; CG's early exit on
   /// indefiniteness and the downhill check, Gast Sec. 3.1, keep directions downhill).
-  /// Without the key (DefaultHessianProjection in io/SceneConfig.cpp): element for
+  /// Without the key (DefaultHessianProjection in io/SceneSections.cpp): element for
   /// backward_euler, none for quasi_static (the projection clips a bent beam's compressed
   /// modes and makes Newton converge linearly near equilibrium).
   HessianProjection hessian_projection = HessianProjection::kElement;
@@ -486,7 +489,7 @@ struct OutputConfig {
 /// "potential" for FEM under backward_euler and quasi_static (a body on a slope with
 /// mu > tan theta holds at every step size, which after the solve it does not) and
 /// "after_solve" for MPM and the other integrators (DefaultFrictionModel in
-/// io/SceneConfig.cpp).
+/// io/SceneSections.cpp).
 struct FrictionConfig {
   FrictionModel model = FrictionModel::kAfterSolve;  ///< a parsed scene's value replaces it (above)
   /// IPC's eps_v (m/s, > 0): tangential speeds below it count as static (IPC Sec. 5.2,
@@ -518,8 +521,8 @@ struct QuasiStaticConfig {
 };
 
 /// What model/, fem/ and mpm/ read of a scene: the file (for messages), gravity, the
-/// bodies and what acts on them. The composed SceneConfig is one (a base, so a scene binds
-/// to a `const ModelConfig&`); the lower layers take this, not the whole scene.
+/// bodies and what acts on them. The composed SceneConfig (app/) is one (a base, so a
+/// scene binds to a `const ModelConfig&`); the lower layers take this, not the whole scene.
 struct ModelConfig {
   std::string path;        ///< the scene file as given
   Vec3 gravity = Vec3(0.0, -9.81, 0.0);  ///< m/s^2
@@ -540,7 +543,7 @@ struct ParticlesConfig {
 
 /// What integrators/ read of a scene: the model, the chains and cloths, and the sections
 /// of the time step (which integrator, on which discretization, with which settings). The
-/// composed SceneConfig is one; what only the run reads (name, text, output, PETSc
+/// composed SceneConfig (app/) is one; what only the run reads (name, text, output, PETSc
 /// options) is left out.
 struct IntegratorConfig : ModelConfig, ParticlesConfig {
   IntegratorKind integrator = IntegratorKind::kBackwardEuler;
@@ -555,32 +558,5 @@ struct IntegratorConfig : ModelConfig, ParticlesConfig {
   AsyncConfig async;  ///< read only in FEM scenes
   SelfContactConfig self_contact;
 };
-
-struct SceneConfig : IntegratorConfig {
-  /// The file's stem unless the scene names itself; one path component of
-  /// [A-Za-z0-9._-], not starting with '.' (it names files and the default output folder).
-  std::string name;
-  std::string text;        ///< the file's text; with --set, the overridden tree re-emitted
-  OutputConfig output;
-  /// PETSc options from the scene ("-newton_ksp_type cg ..."), inserted before the
-  /// command line's so that the command line wins.
-  std::string petsc_options;
-};
-
-/// Reads and validates a scene. `overrides` are "key.path=value" strings from --set,
-/// applied to the YAML tree before validation (sequence items by index:
-/// "bodies.0.material.E=1e6"; value parsed as YAML, so "gravity=[0,0,0]" works).
-/// Throws InputError naming the file and key on any problem, including a missing file
-/// and an override whose path does not exist in the schema.
-SceneConfig ReadSceneConfig(const std::string& path,
-                            const std::vector<std::string>& overrides = {});
-
-/// The first difference between two scene texts (SceneConfig::text) that can change a
-/// run's trajectory, as "key.path: <value> in the checkpoint, <value> now", or "" if there
-/// is none. Left out: comments, layout, key order, and the output keys that cannot change
-/// a trajectory (output.directory, output.every, output.checkpoint_every_steps,
-/// output.checkpoint_every_seconds, output.checkpoints_kept). Values are compared as
-/// written ("1e5" and "100000" differ). A text that is not YAML differs from any other.
-std::string SceneDifference(const std::string& checkpoint_text, const std::string& text);
 
 }  // namespace optistep
