@@ -11,6 +11,7 @@
 
 #include "core/Error.hpp"
 #include "io/TetMesh.hpp"
+#include "app/SceneConfig.hpp"
 #include "model/SceneMesh.hpp"
 #include "TestUtil.hpp"
 

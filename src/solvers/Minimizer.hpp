@@ -56,7 +56,7 @@ struct MinimizerDefaults {
   /// IncrementalPotential::Nodes() and the multigrid is the embedded-grid one.
   bool grid = false;
   /// FEM: the scene's tets on all ranks and its bodies (copies counted), which pick the
-  /// method when the scene names none (kNewtonMgDefaultTets, io/SceneConfig.hpp); 0 for MPM.
+  /// method when the scene names none (kNewtonMgDefaultTets, io/SceneSections.hpp); 0 for MPM.
   double mesh_tets = 0.0;
   int mesh_bodies = 0;
 };
