@@ -16,6 +16,7 @@
 #include "model/ScriptedMotion.hpp"
 #include "model/TimeFunction.hpp"
 #include "partition/TetPartition.hpp"
+#include "solvers/Minimizer.hpp"
 
 namespace optistep {
 
@@ -36,6 +37,13 @@ class FemModel {
   const ModelConfig& scene() const { return scene_; }
   const FrictionConfig& friction() const { return friction_; }
   const SelfContactConfig& self_contact() const { return self_contact_; }
+  /// What a minimizer of this model's steps starts from: Jacobi-preconditioned linear
+  /// solves, and the tets and bodies that pick the method when the scene names none
+  /// (solvers/MinimizerFactory.hpp). The same for every FEM integrator that minimizes.
+  MinimizerDefaults SolverDefaults() const {
+    return MinimizerDefaults{PCJACOBI, false, static_cast<double>(mesh_.n_global_tets),
+                             static_cast<int>(scene_.bodies.size())};
+  }
 
   /// A new ghosted Vec (block size 3, owned nodes then ghosts in the local form).
   Vec CreateNodeVector() const;

@@ -16,9 +16,7 @@ const Phase kFrictionPhase("Friction");
 }  // namespace
 
 FemBackwardEuler::FemBackwardEuler(const IntegratorConfig& config, FemModel& model, Vec x, Vec v)
-    : BackwardEuler(model.comm(), config,
-                    MinimizerDefaults{PCJACOBI, false, static_cast<double>(model.mesh().n_global_tets),
-                                      static_cast<int>(config.bodies.size())}),
+    : BackwardEuler(model.comm(), config, model.SolverDefaults()),
       model_(model),
       x_(x),
       v_(v),

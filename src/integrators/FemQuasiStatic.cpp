@@ -28,9 +28,7 @@ FemQuasiStatic::FemQuasiStatic(const IntegratorConfig& config, FemModel& model, 
   if (!(tau_ > 0.0))
     throw InputError(scene.path + ": integrator: quasi_static needs a load: gravity is zero "
                      "and no loads: entry has a nonzero force on a free node");
-  minimizer_ = CreateMinimizer(model.comm(), LoadRelative(scene.solver, tau_),
-                               MinimizerDefaults{PCJACOBI, false, static_cast<double>(model.mesh().n_global_tets),
-                                                 static_cast<int>(config.bodies.size())},
+  minimizer_ = CreateMinimizer(model.comm(), LoadRelative(scene.solver, tau_), model.SolverDefaults(),
                                scene.path);
   potential_.SetProjectHessian(scene.solver.hessian_projection == HessianProjection::kElement);
   OPTISTEP_PETSC(VecDuplicate(x_, u_.out()));
